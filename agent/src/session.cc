@@ -1,0 +1,605 @@
+#include "session.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+#include "rig/engine/iov_cursor.h"
+
+namespace rig::agent {
+namespace {
+
+constexpr int kHelloTimeoutMs = 10000;
+constexpr std::uint64_t kChunkBytes = 4ull << 20;
+
+bool side_is_client(const wire::Side& s) {
+  return s.kind == static_cast<std::uint8_t>(wire::SideKind::kClient);
+}
+
+// The program's view of the job's objects: a buffer word is the low 32 bits of an object id.
+class JobObjects final : public program::Objects {
+ public:
+  JobObjects(const std::unordered_map<std::uint64_t, Object>& objects,
+             const std::unordered_map<std::uint32_t, std::uint64_t>& by_word)
+      : objects_(objects), by_word_(by_word) {}
+  std::span<std::byte> resolve(std::uint32_t word) override {
+    auto w = by_word_.find(word);
+    if (w == by_word_.end()) return {};
+    auto o = objects_.find(w->second);
+    if (o == objects_.end() || o->second.device != 0) return {};  // host memory only
+    return {o->second.memory->data(), o->second.memory->bytes()};
+  }
+
+ private:
+  const std::unordered_map<std::uint64_t, Object>& objects_;
+  const std::unordered_map<std::uint32_t, std::uint64_t>& by_word_;
+};
+
+}  // namespace
+
+std::vector<wire::Account> make_accounts(const AgentConfig& config) {
+  std::vector<wire::Account> accounts;
+  const std::uint64_t all = config.devices >= 63 ? ~0ull : ((2ull << config.devices) - 1);
+  wire::Account host{};
+  host.id = 0;
+  host.kind = static_cast<std::uint32_t>(wire::AccountKind::kHost);
+  host.budget = config.host_budget;
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  host.cache_bytes = l3 > 0 ? static_cast<std::uint64_t>(l3) : 0;
+  host.reaches = all;
+  wire::set_fixed_string(host.name, "host");
+  wire::set_fixed_string(host.arch, "x86_64");
+  accounts.push_back(host);
+  for (std::uint32_t i = 1; i <= config.devices && i < wire::kMaxDevices; ++i) {
+    wire::Account a{};
+    a.id = i;
+    a.kind = static_cast<std::uint32_t>(wire::AccountKind::kDevice);
+    a.budget = config.device_budget;
+    a.cache_bytes = 32ull << 20;
+    a.reaches = all;  // simulated devices share host RAM: each reaches every other
+    wire::set_fixed_string(a.name, "sim" + std::to_string(i));
+    wire::set_fixed_string(a.arch, "sim");
+    accounts.push_back(a);
+  }
+  return accounts;
+}
+
+Session::Session(int fd, const AgentConfig& config, std::string peer)
+    : config_(config), peer_(std::move(peer)), fd_(fd) {}
+
+Session::~Session() = default;
+
+void Session::shutdown() {
+  if (connection_) connection_->shutdown();
+  else ::shutdown(fd_, SHUT_RDWR);
+}
+
+bool Session::send_frame(std::span<const iovec> iov) { return connection_->send(iov) == 0; }
+
+void Session::send_failure(const std::string& why) {
+  const std::string text = why.substr(0, wire::kMaxText);
+  const auto f = wire::frame(wire::MsgType::kFailure,
+                             wire::Failure{wire::kNoDevice, static_cast<std::uint32_t>(text.size())},
+                             text.size());
+  const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
+  if (connection_) {
+    send_frame(iov);
+  } else {
+    ::send(fd_, &f, sizeof f, MSG_NOSIGNAL);
+    ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL);
+  }
+}
+
+bool Session::handshake(std::string& why) {
+  pollfd pfd{fd_, POLLIN, 0};
+  if (::poll(&pfd, 1, kHelloTimeoutMs) <= 0) {
+    why = "no hello within " + std::to_string(kHelloTimeoutMs) + " ms";
+    return false;
+  }
+  wire::FrameHeader h{};
+  if (::recv(fd_, &h, sizeof h, MSG_WAITALL) != static_cast<ssize_t>(sizeof h)) {
+    why = "connection closed before its hello";
+    return false;
+  }
+  if (const char* bad = wire::check_header(h)) {
+    why = std::string("bad hello frame: ") + bad;
+    return false;
+  }
+  if (h.type != static_cast<std::uint16_t>(wire::MsgType::kHello) || h.length != sizeof(wire::Hello)) {
+    why = std::string("expected hello, got ") + wire::type_name(h.type);
+    return false;
+  }
+  alignas(8) std::byte body[sizeof(wire::Hello)];
+  if (::recv(fd_, body, sizeof body, MSG_WAITALL) != static_cast<ssize_t>(sizeof body)) {
+    why = "connection closed in its hello";
+    return false;
+  }
+  wire::Hello hello{};
+  if (!wire::decode(body, hello, why)) return false;
+
+  const std::vector<wire::Account> accounts = make_accounts(config_);
+  for (const auto& a : accounts) {
+    DeviceState d;
+    d.account = a;
+    d.budget = std::make_shared<Budget>(Budget{a.budget});
+    devices_.push_back(std::move(d));
+  }
+  const auto w = wire::frame(
+      wire::MsgType::kWelcome,
+      wire::Welcome{wire::kMagic, wire::kVersion, 0, hello.features & wire::kFeaturePrograms,
+                    static_cast<std::uint32_t>(accounts.size())},
+      accounts.size() * sizeof(wire::Account));
+  connection_ = std::make_unique<engine::Connection>(engine::make_socket(fd_, config_.backend), counters_);
+  reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
+  const iovec iov[2] = {engine::to_iov(&w, sizeof w),
+                        engine::to_iov(accounts.data(), accounts.size() * sizeof(wire::Account))};
+  if (!send_frame(iov)) {
+    why = "connection lost sending the welcome";
+    return false;
+  }
+  return true;
+}
+
+void Session::run() {
+  std::string why;
+  if (!handshake(why)) {
+    spdlog::warn("job from {}: {}", peer_, why);
+    send_failure(why);
+    if (!connection_) ::close(fd_);
+    return;
+  }
+  spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, devices_.size(),
+               connection_->socket().backend());
+  bool closed = false;
+  for (;;) {
+    wire::FrameHeader h{};
+    const int rc = reader_->next(h, why);
+    if (rc == 1) {
+      why = "the client closed the connection";
+      closed = true;
+      break;
+    }
+    if (rc < 0) {
+      if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
+      else why = "protocol violation: " + why;
+      break;
+    }
+    const auto type = static_cast<wire::MsgType>(h.type);
+    if (type == wire::MsgType::kBytes) {
+      why = "bytes that follow no handover";
+      break;
+    }
+    std::span<const std::byte> body;
+    if (const int r = reader_->body(h.length, body); r != 0) {
+      why = std::string("connection lost: ") + std::strerror(-r);
+      break;
+    }
+    bool ok = true;
+    switch (type) {
+      case wire::MsgType::kRequest: ok = on_request(body, why); break;
+      case wire::MsgType::kRelease: ok = on_release(body, why); break;
+      case wire::MsgType::kHandover: ok = on_handover(body, why) && run_ready(why); break;
+      case wire::MsgType::kPing: {
+        wire::Ping p{};
+        ok = wire::decode(body, p, why);
+        break;
+      }
+      case wire::MsgType::kClose: {
+        wire::Close c{};
+        if (wire::decode(body, c, why)) {
+          why = "the client closed the job";
+          closed = true;
+        }
+        ok = false;
+        break;
+      }
+      default:
+        why = std::string("unexpected ") + wire::type_name(h.type) + " message";
+        ok = false;
+    }
+    if (!ok) break;
+  }
+  if (closed) {
+    spdlog::info("job from {}: {}", peer_, why);
+  } else {
+    spdlog::warn("job from {} failed: {}", peer_, why);
+    send_failure(why);
+  }
+  connection_->shutdown();
+  // Everything the job held goes now: pending work, objects, images.
+  for (auto& d : devices_) d.queue.clear();
+  objects_.clear();
+  objects_by_word_.clear();
+  images_.clear();
+}
+
+bool Session::answer(std::uint64_t id, wire::AnswerStatus status, std::uint64_t value,
+                     std::string_view text) {
+  if (id == 0) return true;  // a prepare: nobody waits for its answer
+  text = text.substr(0, wire::kMaxText);
+  const auto a = wire::frame(wire::MsgType::kAnswer,
+                             wire::Answer{id, static_cast<std::uint16_t>(status), 0,
+                                          static_cast<std::uint32_t>(text.size()), value},
+                             text.size());
+  const iovec iov[2] = {engine::to_iov(&a, sizeof a), engine::to_iov(text.data(), text.size())};
+  return send_frame({iov, text.empty() ? 1u : 2u});
+}
+
+std::shared_ptr<EntryState> Session::make_entry(ImageObject& image, std::uint32_t function,
+                                                wire::AnswerStatus& status, std::uint64_t& value,
+                                                std::string& text) {
+  if (auto it = image.entries.find(function); it != image.entries.end()) {
+    status = wire::AnswerStatus::kOk;
+    value = function;
+    return it->second;  // made already: nothing new
+  }
+  const program::FunctionInfo& f = image.image->function(function);
+  DeviceState& host = devices_[0];
+  if (f.scratch_bytes > host.account.budget) {
+    status = wire::AnswerStatus::kInvalid;
+    text = "function '" + f.name + "' needs " + std::to_string(f.scratch_bytes) +
+           " bytes of scratch, more than the host offers (" + std::to_string(host.account.budget) + ")";
+    return nullptr;
+  }
+  auto entry = std::make_shared<EntryState>();
+  entry->function = function;
+  if (f.scratch_bytes > 0) {
+    entry->scratch = std::make_unique<Memory>(f.scratch_bytes, host.budget);
+    if (!entry->scratch->ok()) {
+      status = wire::AnswerStatus::kNoMemory;
+      value = f.scratch_bytes;
+      return nullptr;
+    }
+  }
+  image.entries.emplace(function, entry);
+  status = wire::AnswerStatus::kOk;
+  value = function;
+  return entry;
+}
+
+bool Session::on_request(std::span<const std::byte> body, std::string& why) {
+  wire::RequestView r;
+  if (!wire::decode(body, r, why)) return false;
+  const wire::Request& q = r.fixed;
+  const auto kind = static_cast<wire::RequestKind>(q.kind);
+  if (kind != wire::RequestKind::kEntry && kind != wire::RequestKind::kPrepare &&
+      q.device >= devices_.size()) {
+    return answer(q.id, wire::AnswerStatus::kRefused, 0,
+                  "no device " + std::to_string(q.device) + " on this agent");
+  }
+  switch (kind) {
+    case wire::RequestKind::kAlloc: {
+      if (objects_.count(q.object) != 0) {
+        why = "alloc of object " + std::to_string(q.object) + ", which exists";
+        return false;
+      }
+      if (q.arg0 == 0 || q.arg0 % 4 != 0) {
+        return answer(q.id, wire::AnswerStatus::kRefused, 0, "size is not a positive multiple of 4");
+      }
+      if (q.arg1 != 0) return answer(q.id, wire::AnswerStatus::kRefused, 0, "the device has no such memory");
+      DeviceState& d = devices_[q.device];
+      auto mem = std::make_shared<Memory>(q.arg0, d.budget);
+      if (!mem->ok()) {
+        return answer(q.id, wire::AnswerStatus::kRefused, 0,
+                      "no room: " + std::to_string(d.budget->left) + " bytes left of the budget");
+      }
+      objects_[q.object] = Object{q.device, std::move(mem)};
+      objects_by_word_[static_cast<std::uint32_t>(q.object)] = q.object;
+      return answer(q.id, wire::AnswerStatus::kOk, 0, {});
+    }
+    case wire::RequestKind::kMapPeer: {
+      auto src = objects_.find(q.arg0);
+      if (src == objects_.end()) return answer(q.id, wire::AnswerStatus::kRefused, 0, "no such object");
+      if (objects_.count(q.object) != 0) {
+        why = "map_peer to object " + std::to_string(q.object) + ", which exists";
+        return false;
+      }
+      const std::uint32_t owner = src->second.device;
+      if (!((devices_[std::max(owner, q.device)].account.reaches >> std::min(owner, q.device)) & 1)) {
+        return answer(q.id, wire::AnswerStatus::kRefused, 0, "the device does not reach that memory");
+      }
+      objects_[q.object] = Object{q.device, src->second.memory};
+      objects_by_word_[static_cast<std::uint32_t>(q.object)] = q.object;
+      return answer(q.id, wire::AnswerStatus::kOk, 0, {});
+    }
+    case wire::RequestKind::kImage: {
+      if (q.device != 0) {
+        return answer(q.id, wire::AnswerStatus::kError, 0, "only the machine's host loads code");
+      }
+      if (images_.count(q.object) != 0 || objects_.count(q.object) != 0) {
+        why = "image " + std::to_string(q.object) + ", which exists";
+        return false;
+      }
+      auto loaded = program::Image::load(r.tail);
+      if (auto* err = std::get_if<std::string>(&loaded)) {
+        return answer(q.id, wire::AnswerStatus::kError, 0, *err);
+      }
+      auto img = std::make_shared<ImageObject>();
+      img->image = std::make_shared<const program::Image>(std::move(std::get<program::Image>(loaded)));
+      images_[q.object] = std::move(img);
+      return answer(q.id, wire::AnswerStatus::kOk, 0, {});
+    }
+    case wire::RequestKind::kEntry:
+    case wire::RequestKind::kPrepare: {
+      auto it = images_.find(q.object);
+      if (it == images_.end()) return answer(q.id, wire::AnswerStatus::kAbsent, 0, "no such image");
+      const std::string_view name(reinterpret_cast<const char*>(r.tail.data()), r.tail.size());
+      const auto index = it->second->image->find(name);
+      if (!index) return answer(q.id, wire::AnswerStatus::kAbsent, 0, {});
+      wire::AnswerStatus status{};
+      std::uint64_t value = 0;
+      std::string text;
+      make_entry(*it->second, *index, status, value, text);
+      return answer(q.id, status, value, text);
+    }
+  }
+  return true;
+}
+
+bool Session::on_release(std::span<const std::byte> body, std::string& why) {
+  wire::Release r{};
+  if (!wire::decode(body, r, why)) return false;
+  // Pending work holds its own references: the memory goes once that work no longer needs it.
+  if (r.kind == static_cast<std::uint16_t>(wire::ReleaseKind::kObject)) {
+    if (objects_.erase(r.object) == 0) {
+      why = "release of object " + std::to_string(r.object) + ", which does not exist";
+      return false;
+    }
+    auto w = objects_by_word_.find(static_cast<std::uint32_t>(r.object));
+    if (w != objects_by_word_.end() && w->second == r.object) objects_by_word_.erase(w);
+  } else if (images_.erase(r.object) == 0) {
+    why = "release of image " + std::to_string(r.object) + ", which does not exist";
+    return false;
+  }
+  return true;
+}
+
+bool Session::resolve_side(const wire::Side& side, const wire::CopyPart& c, std::uint64_t pitch,
+                           Side& out, std::string& why) {
+  if (side_is_client(side)) {
+    out.client = true;
+    return true;
+  }
+  auto it = objects_.find(side.handle);
+  if (it == objects_.end()) {
+    why = "handover names object " + std::to_string(side.handle) + ", which does not exist";
+    return false;
+  }
+  // end = offset + (rows - 1) * pitch + row_bytes; check_copy proved it does not overflow.
+  const std::uint64_t end = side.offset + (c.rows - 1) * pitch + c.row_bytes;
+  if (end > it->second.memory->bytes()) {
+    why = "copy reaches byte " + std::to_string(end) + " of object " + std::to_string(side.handle) +
+          ", which has " + std::to_string(it->second.memory->bytes());
+    return false;
+  }
+  out.memory = it->second.memory;
+  out.offset = side.offset;
+  return true;
+}
+
+bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
+  wire::HandoverView h;
+  if (!wire::decode(body, h, why)) return false;
+  const std::uint32_t dev = h.fixed.device;
+  if (dev >= devices_.size()) {
+    why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
+    return false;
+  }
+  DeviceState& d = devices_[dev];
+  if (h.fixed.value <= d.received) {
+    why = "handover value " + std::to_string(h.fixed.value) + " of device " + std::to_string(dev) +
+          " is not above the previous one (" + std::to_string(d.received) + ")";
+    return false;
+  }
+  PendingHandover ho;
+  ho.value = h.fixed.value;
+  ho.waits.assign(h.waits.begin(), h.waits.end());
+  for (const wire::Wait& w : ho.waits) {
+    if (w.device >= devices_.size()) {
+      why = "wait on device " + std::to_string(w.device) + ", which this agent did not open";
+      return false;
+    }
+  }
+  ho.words.assign(h.words.begin(), h.words.end());
+  ho.parts.resize(h.parts.size());
+  std::uint32_t word = 0;
+  for (std::size_t i = 0; i < h.parts.size(); ++i) {
+    const wire::Part& wp = h.parts[i];
+    PendingPart& p = ho.parts[i];
+    p.part = wp;
+    if (wp.kind == static_cast<std::uint16_t>(wire::PartKind::kCopy)) {
+      if (!resolve_side(wp.copy.src, wp.copy, wp.copy.src_pitch, p.src, why) ||
+          !resolve_side(wp.copy.dst, wp.copy, wp.copy.dst_pitch, p.dst, why)) {
+        return false;
+      }
+    } else {
+      if (dev != 0) {
+        why = "words part on device " + std::to_string(dev) + ", which is not the machine's host";
+        return false;
+      }
+      auto img = images_.find(wp.words.image);
+      if (img == images_.end()) {
+        why = "words part names image " + std::to_string(wp.words.image) + ", which does not exist";
+        return false;
+      }
+      auto entry = img->second->entries.find(wp.words.function);
+      if (entry == img->second->entries.end()) {
+        why = "words part launches function " + std::to_string(wp.words.function) +
+              " of image " + std::to_string(wp.words.image) + ", which has no entry";
+        return false;
+      }
+      const auto& f = img->second->image->function(wp.words.function);
+      if (wp.words.n_words != f.n_params) {
+        why = "words part passes " + std::to_string(wp.words.n_words) + " words to '" + f.name +
+              "', which takes " + std::to_string(f.n_params);
+        return false;
+      }
+      p.image = img->second;
+      p.entry = entry->second;
+      p.first_word = word;
+      word += wp.words.n_words;
+    }
+  }
+  if (!receive_client_bytes(h, ho, why)) return false;
+  d.received = ho.value;
+  d.queue.push_back(std::move(ho));
+  return true;
+}
+
+bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover& ho, std::string& why) {
+  for (std::size_t i = 0; i < ho.parts.size(); ++i) {
+    PendingPart& p = ho.parts[i];
+    if (p.part.kind != static_cast<std::uint16_t>(wire::PartKind::kCopy) || !p.src.client) continue;
+    const std::uint64_t total = wire::packed_bytes(p.part.copy);
+    p.staged.reset(new (std::nothrow) std::byte[total]);
+    if (!p.staged) {
+      why = "out of memory staging " + std::to_string(total) + " bytes of a hand-over";
+      return false;
+    }
+    std::uint64_t got = 0;
+    while (got < total) {
+      wire::FrameHeader fh{};
+      int rc = reader_->next(fh, why);
+      if (rc != 0) {
+        if (rc != -EPROTO) why = "connection lost in a handover's bytes";
+        return false;
+      }
+      if (fh.type != static_cast<std::uint16_t>(wire::MsgType::kBytes)) {
+        why = std::string("expected the bytes of part ") + std::to_string(i) + ", got " +
+              wire::type_name(fh.type);
+        return false;
+      }
+      std::span<const std::byte> fixed;
+      wire::Bytes b{};
+      rc = reader_->body(sizeof(wire::Bytes), fixed);
+      if (rc != 0 || !wire::decode_bytes(fixed, fh.length, b, why)) {
+        if (rc != 0) why = "connection lost in a handover's bytes";
+        return false;
+      }
+      if (b.device != h.fixed.device || b.value != h.fixed.value || b.part != i || b.offset != got ||
+          b.length > total - got) {
+        why = "bytes (device " + std::to_string(b.device) + ", value " + std::to_string(b.value) +
+              ", part " + std::to_string(b.part) + ", offset " + std::to_string(b.offset) +
+              ") do not continue part " + std::to_string(i) + " at offset " + std::to_string(got);
+        return false;
+      }
+      const iovec iov{p.staged.get() + got, b.length};
+      rc = reader_->payload({&iov, 1});
+      if (rc != 0) {
+        why = "connection lost in a handover's bytes";
+        return false;
+      }
+      got += b.length;
+    }
+  }
+  return true;
+}
+
+bool Session::run_ready(std::string& why) {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::uint32_t dev = 0; dev < devices_.size(); ++dev) {
+      DeviceState& d = devices_[dev];
+      while (!d.queue.empty()) {
+        PendingHandover& ho = d.queue.front();
+        bool ready = true;
+        for (const wire::Wait& w : ho.waits) {
+          if (devices_[w.device].done < w.value) {
+            ready = false;
+            break;
+          }
+        }
+        if (!ready) break;  // only this device's executor waits
+        if (!run_handover(dev, ho, why)) return false;
+        d.done = ho.value;
+        const auto done = wire::frame(wire::MsgType::kDone, wire::Done{dev, 0, ho.value});
+        d.queue.pop_front();
+        const iovec iov = engine::to_iov(&done, sizeof done);
+        if (!send_frame({&iov, 1})) {
+          why = "connection lost sending a done report";
+          return false;
+        }
+        progress = true;
+      }
+    }
+  }
+  return true;
+}
+
+bool Session::run_handover(std::uint32_t device, PendingHandover& ho, std::string& why) {
+  for (std::uint32_t i = 0; i < ho.parts.size(); ++i) {
+    PendingPart& p = ho.parts[i];
+    const bool ok = p.part.kind == static_cast<std::uint16_t>(wire::PartKind::kCopy)
+                        ? run_copy(device, ho.value, i, p, why)
+                        : run_words(ho, p, why);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool Session::run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t index,
+                       PendingPart& p, std::string& why) {
+  const wire::CopyPart& c = p.part.copy;
+  if (p.dst.client) {
+    // Into the client's memory: kBytes messages straight from the object's rows.
+    const std::byte* base = p.src.memory->data() + p.src.offset;
+    const std::uint64_t total = wire::packed_bytes(c);
+    for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
+      const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+      const auto hdr = wire::frame(wire::MsgType::kBytes, wire::Bytes{device, index, value, at, n, 0}, n);
+      iov_.clear();
+      iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
+      if (c.rows == 1 || c.src_pitch == c.row_bytes) {
+        iov_.push_back(engine::to_iov(base + at, n));
+      } else {
+        std::uint64_t pos = at, left = n;
+        while (left > 0) {
+          const std::uint64_t row = pos / c.row_bytes, col = pos % c.row_bytes;
+          const std::uint64_t m = std::min(left, c.row_bytes - col);
+          iov_.push_back(engine::to_iov(base + row * c.src_pitch + col, m));
+          pos += m;
+          left -= m;
+        }
+      }
+      if (!send_frame(iov_)) {
+        why = "connection lost sending bytes";
+        return false;
+      }
+    }
+    return true;
+  }
+  std::byte* dst = p.dst.memory->data() + p.dst.offset;
+  const std::byte* src = p.src.client ? p.staged.get() : p.src.memory->data() + p.src.offset;
+  const std::uint64_t src_pitch = p.src.client ? c.row_bytes : c.src_pitch;
+  if (c.rows == 1 || (src_pitch == c.row_bytes && c.dst_pitch == c.row_bytes)) {
+    std::memmove(dst, src, c.rows * c.row_bytes);
+  } else {
+    for (std::uint64_t r = 0; r < c.rows; ++r) {
+      std::memmove(dst + r * c.dst_pitch, src + r * src_pitch, c.row_bytes);
+    }
+  }
+  p.staged.reset();
+  return true;
+}
+
+bool Session::run_words(PendingHandover& ho, PendingPart& p, std::string& why) {
+  JobObjects objects(objects_, objects_by_word_);
+  program::Launch launch;
+  launch.image = p.image->image.get();
+  launch.function = p.entry->function;
+  launch.words = std::span<const std::uint32_t>(ho.words).subspan(p.first_word, p.part.words.n_words);
+  if (p.entry->scratch) launch.scratch = {p.entry->scratch->data(), p.entry->scratch->bytes()};
+  const program::Outcome out = program::run(launch, objects, config_.instruction_budget);
+  if (!out.ok) {
+    why = "device 0 (host) faulted: " + out.fault;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace rig::agent

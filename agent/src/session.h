@@ -1,0 +1,107 @@
+// One job's connection to this agent: the handshake, then a loop that answers requests and
+// runs each device's handovers in order, inline on the receiving thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "objects.h"
+#include "rig/engine/connection.h"
+#include "rig/engine/counters.h"
+#include "rig/engine/frame_reader.h"
+#include "rig/engine/socket.h"
+#include "rig/wire/codec.h"
+
+namespace rig::agent {
+
+struct AgentConfig {
+  std::uint32_t devices = 2;                       // simulated devices besides the host
+  std::uint64_t device_budget = 1ull << 30;        // bytes a job may hold on each
+  std::uint64_t host_budget = 1ull << 30;
+  std::uint64_t instruction_budget = 1ull << 32;   // per launch of a words part
+  engine::Backend backend = engine::default_backend();
+};
+
+// The accounts this agent opens, id 0 the machine's host.
+std::vector<wire::Account> make_accounts(const AgentConfig& config);
+
+class Session {
+ public:
+  Session(int fd, const AgentConfig& config, std::string peer);
+  ~Session();
+  // Runs the job until it closes or fails; then everything the job held is freed.
+  void run();
+  // Ends run() from another thread (the agent's shutdown).
+  void shutdown();
+  const engine::Counters& counters() const { return counters_; }
+
+ private:
+  struct Side {
+    bool client = false;
+    std::shared_ptr<Memory> memory;  // an object's memory
+    std::uint64_t offset = 0;
+  };
+  struct PendingPart {
+    wire::Part part{};
+    Side src, dst;
+    std::unique_ptr<std::byte[]> staged;  // the bytes of a copy from the client's memory
+    std::shared_ptr<ImageObject> image;
+    std::shared_ptr<EntryState> entry;
+    std::uint32_t first_word = 0;
+  };
+  struct PendingHandover {
+    std::uint64_t value = 0;
+    std::vector<wire::Wait> waits;
+    std::vector<PendingPart> parts;
+    std::vector<std::uint32_t> words;
+  };
+  struct DeviceState {
+    DeviceState() = default;
+    DeviceState(DeviceState&&) = default;  // no copy: vector growth moves
+    DeviceState(const DeviceState&) = delete;
+    wire::Account account{};
+    std::shared_ptr<Budget> budget;
+    std::uint64_t done = 0;        // last value run
+    std::uint64_t received = 0;    // last value handed over
+    std::deque<PendingHandover> queue;
+  };
+
+  bool handshake(std::string& why);
+  bool on_request(std::span<const std::byte> body, std::string& why);
+  bool on_release(std::span<const std::byte> body, std::string& why);
+  bool on_handover(std::span<const std::byte> body, std::string& why);
+  bool receive_client_bytes(const wire::HandoverView& h, PendingHandover& ho, std::string& why);
+  bool resolve_side(const wire::Side& side, const wire::CopyPart& c, std::uint64_t pitch,
+                    Side& out, std::string& why);
+  bool run_ready(std::string& why);
+  bool run_handover(std::uint32_t device, PendingHandover& ho, std::string& why);
+  bool run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t index, PendingPart& p,
+                std::string& why);
+  bool run_words(PendingHandover& ho, PendingPart& p, std::string& why);
+  bool answer(std::uint64_t id, wire::AnswerStatus status, std::uint64_t value,
+              std::string_view text);
+  bool send_frame(std::span<const iovec> iov);
+  void send_failure(const std::string& why);
+  std::shared_ptr<EntryState> make_entry(ImageObject& image, std::uint32_t function,
+                                         wire::AnswerStatus& status, std::uint64_t& value,
+                                         std::string& text);
+
+  AgentConfig config_;
+  std::string peer_;
+  int fd_;
+  engine::Counters counters_;
+  std::unique_ptr<engine::Connection> connection_;
+  std::unique_ptr<engine::FrameReader> reader_;
+  std::vector<DeviceState> devices_;
+  std::unordered_map<std::uint64_t, Object> objects_;
+  std::unordered_map<std::uint32_t, std::uint64_t> objects_by_word_;  // low 32 bits of ids
+  std::unordered_map<std::uint64_t, std::shared_ptr<ImageObject>> images_;
+  std::vector<iovec> iov_;  // scratch for sends of strided rows
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,28 @@
+// Counters a benchmark or test reads: what crossed, and what was copied in user space.
+// Each is written with relaxed increments (they order nothing) by the threads named beside it,
+// and each writer's counters sit on their own cache line.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rig::engine {
+
+struct Counters {
+  // Written by the sending threads (whoever holds a connection's turn).
+  alignas(64) std::atomic<std::uint64_t> bytes_sent{0};
+  std::atomic<std::uint64_t> messages_sent{0};
+  std::atomic<std::uint64_t> send_calls{0};      // send_all calls (each one or more syscalls/SQEs)
+  std::atomic<std::uint64_t> bytes_staged{0};    // bytes packed into staging before a send
+  // Written by the receiving thread.
+  alignas(64) std::atomic<std::uint64_t> bytes_received{0};
+  std::atomic<std::uint64_t> messages_received{0};
+  std::atomic<std::uint64_t> payload_bytes_copied{0};  // payload bytes memcpy'd from the header buffer
+  std::atomic<std::uint64_t> payload_bytes_direct{0};  // payload bytes received straight into place
+};
+
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) {
+  c.fetch_add(n, std::memory_order_relaxed);  // statistics only: pairs with nothing
+}
+
+}  // namespace rig::engine

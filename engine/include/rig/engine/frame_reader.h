@@ -1,0 +1,51 @@
+// The receiving side of one connection: reads frames through a small buffer, and receives a
+// kBytes payload straight into the memory its copy names. Used by one thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "rig/engine/counters.h"
+#include "rig/engine/socket.h"
+#include "rig/wire/frame_header.h"
+
+namespace rig::engine {
+
+class FrameReader {
+ public:
+  static constexpr std::size_t kBufferBytes = 64 * 1024;
+
+  FrameReader(Socket& socket, Counters& counters);
+  ~FrameReader();
+
+  // Reads and checks the next frame header. Returns 0, 1 at a clean end of stream between
+  // frames, or -errno (-EPROTO with `why` set for a header that check_header rejects).
+  int next(wire::FrameHeader& header, std::string& why);
+
+  // Reads the next `n` bytes of the frame into 8-byte aligned memory, valid until the next
+  // call. Returns 0 or -errno.
+  int body(std::size_t n, std::span<const std::byte>& out);
+
+  // Receives exactly iov_bytes(iov) bytes of payload into `iov`: the bytes already buffered are
+  // copied (and counted as copied), the rest is received directly. Returns 0 or -errno.
+  int payload(std::span<const iovec> iov);
+
+  // Reads and drops `n` bytes of the stream.
+  int skip(std::size_t n);
+
+ private:
+  int fill(std::size_t at_least);
+
+  Socket& socket_;
+  Counters& counters_;
+  std::unique_ptr<std::byte[]> buffer_;    // kBufferBytes, 64-byte aligned
+  std::unique_ptr<std::byte[]> large_;     // for bodies that do not fit or are misaligned
+  std::size_t large_size_ = 0;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+}  // namespace rig::engine

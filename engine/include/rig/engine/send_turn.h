@@ -1,0 +1,49 @@
+// The send turn of one connection: a ticket lock with a futex wait. One thread at a time holds
+// it and sends a whole message, so messages never interleave and go out in ticket order.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rig::engine {
+
+class SendTurn {
+ public:
+  // Blocks until the caller's ticket is served.
+  void take() {
+    // relaxed: the ticket only orders this thread among the takers; what the previous holder
+    // did is published by its pass() (release), read by the acquire load below.
+    const std::uint32_t ticket = next_.fetch_add(1, std::memory_order_relaxed);
+    for (;;) {
+      // acquire: pairs with pass()'s release, so the previous holder's sends happen-before ours.
+      const std::uint32_t now = serving_.load(std::memory_order_acquire);
+      if (now == ticket) return;
+      serving_.wait(now, std::memory_order_acquire);
+    }
+  }
+
+  // Hands the turn to the next ticket.
+  void pass() {
+    // release: publishes everything this holder did to the next holder's acquire in take().
+    serving_.fetch_add(1, std::memory_order_release);
+    serving_.notify_all();
+  }
+
+ private:
+  alignas(64) std::atomic<std::uint32_t> next_{0};
+  alignas(64) std::atomic<std::uint32_t> serving_{0};
+};
+
+// Holds the turn for a scope.
+class TurnGuard {
+ public:
+  explicit TurnGuard(SendTurn& t) : turn_(t) { turn_.take(); }
+  ~TurnGuard() { turn_.pass(); }
+  TurnGuard(const TurnGuard&) = delete;
+  TurnGuard& operator=(const TurnGuard&) = delete;
+
+ private:
+  SendTurn& turn_;
+};
+
+}  // namespace rig::engine

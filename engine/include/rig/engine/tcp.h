@@ -1,0 +1,36 @@
+// TCP set-up: listening, connecting, and the options every connection of a job carries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace rig::engine {
+
+struct Endpoint {
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// Parses "HOST:PORT" (IPv4 dotted quad or "localhost"). Throws std::invalid_argument.
+Endpoint parse_endpoint(const std::string& text);
+
+// Dead-peer detection: keepalive probes start after this much silence, and unacknowledged data
+// fails the connection after kUserTimeoutMs; a silent dead peer is found within about
+// kDeadPeerBoundMs.
+inline constexpr int kKeepIdleS = 5;
+inline constexpr int kKeepIntervalS = 1;
+inline constexpr int kKeepCount = 5;
+inline constexpr int kUserTimeoutMs = 15000;
+inline constexpr int kDeadPeerBoundMs = 15000;
+
+// A listening socket bound to `ep` (port 0 picks one). Returns the fd and sets `bound_port`;
+// throws std::system_error with context on failure.
+int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port);
+// Accepts one connection; returns its fd with the job options set, or -errno.
+int tcp_accept(int listen_fd);
+// Connects to `ep`; returns the fd with the job options set; throws std::system_error.
+int tcp_connect(const Endpoint& ep);
+// TCP_NODELAY, keepalive, user timeout.
+void set_job_options(int fd);
+
+}  // namespace rig::engine

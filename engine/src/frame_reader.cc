@@ -1,0 +1,128 @@
+#include "rig/engine/frame_reader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "rig/engine/iov_cursor.h"
+#include "rig/wire/codec.h"
+
+namespace rig::engine {
+
+FrameReader::FrameReader(Socket& socket, Counters& counters)
+    : socket_(socket), counters_(counters), buffer_(new (std::align_val_t{64}) std::byte[kBufferBytes]) {}
+
+FrameReader::~FrameReader() = default;
+
+int FrameReader::fill(std::size_t at_least) {
+  if (end_ - begin_ >= at_least) return 0;
+  if (begin_ + at_least > kBufferBytes) {
+    // Keep 8-byte alignment of the buffered stream position modulo 8.
+    const std::size_t left = end_ - begin_;
+    const std::size_t shift = begin_ & ~std::size_t{7};
+    std::memmove(buffer_.get() + (begin_ - shift), buffer_.get() + begin_, left);
+    begin_ -= shift;
+    end_ = begin_ + left;
+  }
+  while (end_ - begin_ < at_least) {
+    const long got = socket_.recv_some(buffer_.get() + end_, kBufferBytes - end_);
+    if (got < 0) return static_cast<int>(got);
+    if (got == 0) return end_ == begin_ ? 1 : -ECONNRESET;
+    end_ += static_cast<std::size_t>(got);
+    bump(counters_.bytes_received, static_cast<std::uint64_t>(got));
+  }
+  return 0;
+}
+
+int FrameReader::next(wire::FrameHeader& header, std::string& why) {
+  if (begin_ == end_) begin_ = end_ = 0;
+  const int rc = fill(sizeof header);
+  if (rc != 0) return rc;
+  std::memcpy(&header, buffer_.get() + begin_, sizeof header);
+  begin_ += sizeof header;
+  if (const char* bad = wire::check_header(header)) {
+    why = std::string(bad) + " (type " + std::to_string(header.type) + ", length " +
+          std::to_string(header.length) + ")";
+    return -EPROTO;
+  }
+  bump(counters_.messages_received, 1);
+  return 0;
+}
+
+int FrameReader::body(std::size_t n, std::span<const std::byte>& out) {
+  if (n <= kBufferBytes - 8) {
+    const int rc = fill(n);
+    if (rc != 0) return rc == 1 ? -ECONNRESET : rc;
+    std::byte* at = buffer_.get() + begin_;
+    begin_ += n;
+    if (reinterpret_cast<std::uintptr_t>(at) % 8 == 0) {
+      out = {at, n};
+      return 0;
+    }
+    if (large_size_ < n) {
+      large_.reset(new (std::align_val_t{64}) std::byte[kBufferBytes]);
+      large_size_ = kBufferBytes;
+    }
+    std::memcpy(large_.get(), at, n);
+    out = {large_.get(), n};
+    return 0;
+  }
+  if (large_size_ < n) {
+    large_.reset(new (std::align_val_t{64}) std::byte[n]);
+    large_size_ = n;
+  }
+  const iovec iov{large_.get(), n};
+  const int rc = payload({&iov, 1});
+  if (rc != 0) return rc;
+  out = {large_.get(), n};
+  return 0;
+}
+
+int FrameReader::payload(std::span<const iovec> iov) {
+  IovCursor cur(iov);
+  // Bytes already in the buffer: copy them out.
+  std::size_t buffered = end_ - begin_;
+  iovec window[IovCursor::kWindow];
+  while (buffered > 0 && !cur.done()) {
+    const std::size_t n = cur.window(window);
+    std::size_t moved = 0;
+    for (std::size_t i = 0; i < n && buffered > 0; ++i) {
+      const std::size_t k = std::min(buffered, window[i].iov_len);
+      std::memcpy(window[i].iov_base, buffer_.get() + begin_, k);
+      begin_ += k;
+      buffered -= k;
+      moved += k;
+      if (k < window[i].iov_len) break;
+    }
+    bump(counters_.payload_bytes_copied, moved);
+    cur.advance(moved);
+  }
+  if (cur.done()) return 0;
+  // The rest straight into place. Rebuild the remaining iov list window by window.
+  while (!cur.done()) {
+    const std::size_t n = cur.window(window);
+    const std::size_t bytes = iov_bytes({window, n});
+    const int rc = socket_.recv_all({window, n});
+    if (rc != 0) return rc;
+    bump(counters_.bytes_received, bytes);
+    bump(counters_.payload_bytes_direct, bytes);
+    cur.advance(bytes);
+  }
+  return 0;
+}
+
+int FrameReader::skip(std::size_t n) {
+  while (n > 0) {
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+      const int rc = fill(1);
+      if (rc != 0) return rc == 1 ? -ECONNRESET : rc;
+    }
+    const std::size_t k = std::min(n, end_ - begin_);
+    begin_ += k;
+    n -= k;
+  }
+  return 0;
+}
+
+}  // namespace rig::engine

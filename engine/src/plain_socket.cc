@@ -1,0 +1,59 @@
+#include "rig/engine/plain_socket.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "rig/engine/iov_cursor.h"
+
+namespace rig::engine {
+
+PlainSocket::~PlainSocket() { ::close(fd_); }
+
+int PlainSocket::send_all(std::span<const iovec> iov) {
+  IovCursor cur(iov);
+  iovec window[IovCursor::kWindow];
+  while (!cur.done()) {
+    msghdr msg{};
+    msg.msg_iov = window;
+    msg.msg_iovlen = cur.window(window);
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    cur.advance(static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
+long PlainSocket::recv_some(void* buf, std::size_t n) {
+  for (;;) {
+    const ssize_t got = ::recv(fd_, buf, n, 0);
+    if (got < 0 && errno == EINTR) continue;
+    return got < 0 ? -errno : got;
+  }
+}
+
+int PlainSocket::recv_all(std::span<const iovec> iov) {
+  IovCursor cur(iov);
+  iovec window[IovCursor::kWindow];
+  while (!cur.done()) {
+    msghdr msg{};
+    msg.msg_iov = window;
+    msg.msg_iovlen = cur.window(window);
+    const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) return -ECONNRESET;
+    cur.advance(static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
+void PlainSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+
+}  // namespace rig::engine

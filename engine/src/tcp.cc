@@ -1,0 +1,115 @@
+#include "rig/engine/tcp.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+#include <system_error>
+
+namespace rig::engine {
+namespace {
+
+sockaddr_in to_sockaddr(const Endpoint& ep) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(ep.port);
+  const std::string host = ep.host == "localhost" ? "127.0.0.1" : ep.host;
+  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) {
+    throw std::invalid_argument("not an IPv4 address: " + ep.host);
+  }
+  return sa;
+}
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+}  // namespace
+
+Endpoint parse_endpoint(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    throw std::invalid_argument("expected HOST:PORT, got '" + text + "'");
+  }
+  Endpoint ep;
+  ep.host = text.substr(0, colon);
+  const std::string port = text.substr(colon + 1);
+  unsigned long v = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9') throw std::invalid_argument("bad port in '" + text + "'");
+    v = v * 10 + static_cast<unsigned long>(c - '0');
+    if (v > 65535) throw std::invalid_argument("port out of range in '" + text + "'");
+  }
+  ep.port = static_cast<std::uint16_t>(v);
+  to_sockaddr(ep);  // validates the host
+  return ep;
+}
+
+void set_job_options(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int idle = kKeepIdleS, intvl = kKeepIntervalS, cnt = kKeepCount, user = kUserTimeoutMs;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
+}
+
+int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port) {
+  const sockaddr_in sa = to_sockaddr(ep);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket");
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) < 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    throw_errno("bind " + ep.host + ":" + std::to_string(ep.port));
+  }
+  if (::listen(fd, 64) < 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    throw_errno("listen");
+  }
+  sockaddr_in got{};
+  socklen_t len = sizeof got;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&got), &len);
+  bound_port = ntohs(got.sin_port);
+  return fd;
+}
+
+int tcp_accept(int listen_fd) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    set_job_options(fd);
+    return fd;
+  }
+}
+
+int tcp_connect(const Endpoint& ep) {
+  const sockaddr_in sa = to_sockaddr(ep);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket");
+  set_job_options(fd);
+  for (;;) {
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return fd;
+    if (errno == EINTR) continue;
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    throw_errno("connect to " + ep.host + ":" + std::to_string(ep.port));
+  }
+}
+
+}  // namespace rig::engine

@@ -1,0 +1,147 @@
+// A link: this process's end of its connection to one machine's agent (the page's Link.t).
+// It owns the receiving thread, the only reader of the connection, which completes requests,
+// lands the bytes of copies into this process's memory, and publishes done reports into the
+// proxies' timeline words.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rig/engine/connection.h"
+#include "rig/engine/counters.h"
+#include "rig/engine/faulty_socket.h"
+#include "rig/engine/frame_reader.h"
+#include "rig/engine/socket.h"
+#include "rig/wire/messages.h"
+
+namespace rig::remote {
+
+class Job;
+struct ProxySlot;
+struct PendingRequest;
+
+struct LinkOptions {
+  engine::Backend backend = engine::default_backend();
+  bool inject_faults = false;  // wrap the socket in a FaultySocket with `faults`
+  engine::Faults faults{};
+};
+
+// The answer of a request.
+struct AgentAnswer {
+  wire::AnswerStatus status = wire::AnswerStatus::kOk;
+  std::uint64_t value = 0;
+  std::string text;
+};
+
+class Link {
+ public:
+  ~Link();
+  Link(const Link&) = delete;
+  Link& operator=(const Link&) = delete;
+
+  Job& job() const { return job_; }
+  const std::string& endpoint() const { return endpoint_; }
+  const std::vector<wire::Account>& accounts() const { return accounts_; }
+  const wire::Account* account(std::uint32_t id) const;
+  engine::Counters& counters() { return counters_; }
+  const char* backend() const { return connection_->socket().backend(); }
+
+  // A new id of the job, naming an agent object (the page's Link.fresh). Ids carry the link's
+  // number in their top 16 bits, so owns() tells without a lookup whether an id is this link's.
+  std::uint64_t fresh();
+  bool owns(std::uint64_t id) const { return (id >> 48) == tag_; }
+
+  // ---- used by proxies (internal) ----
+
+  // Sends a request and blocks for its answer. Throws edge::Fault once the job is over
+  // (before sending, or while waiting). Holds no lock while it waits.
+  AgentAnswer ask(wire::Request request, std::span<const std::byte> tail);
+  // Sends a request whose answer nobody waits for (prepare). Nothing once the job is over.
+  void tell(wire::Request request, std::span<const std::byte> tail);
+  // Sends the release of an object or image after every message sent before it. Nothing once
+  // the job has failed.
+  void release(std::uint64_t id, wire::ReleaseKind kind);
+
+  engine::Connection& connection() { return *connection_; }
+
+  // Registry of proxies by the agent's device id. Throws std::invalid_argument per make's rules.
+  ProxySlot& register_proxy(std::uint32_t device, std::uint64_t* word);
+  ProxySlot* slot(std::uint32_t device) const {
+    // acquire: pairs with register_proxy's release store: the slot's fields are set.
+    return device < slots_.size() ? slots_[device].load(std::memory_order_acquire) : nullptr;
+  }
+  // The slot whose word is at `word`, if a proxy of this link has it.
+  ProxySlot* slot_by_word(const std::uint64_t* word) const;
+
+  // Blocks until an event (a publish, an answer, a failure, the close) or `timeout_ns`.
+  // The caller re-checks its condition after; `seen` is events() read before that check.
+  std::uint32_t events() const { return events_.load(std::memory_order_seq_cst); }
+  void wait_event(std::uint32_t seen, std::int64_t timeout_ns);
+  // Wakes every waiter; costs no syscall when nobody waits.
+  void notify();
+
+  // Whether the receiving thread has ended (no byte of a copy may land any more).
+  bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
+
+  // Shuts the connection down (every blocked send and receive returns).
+  void shutdown();
+  // Waits for the receiving thread to end.
+  void join();
+
+  // Internal: made by Job::connect, which then starts the receiving thread.
+  Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions& options);
+  void start();
+
+ private:
+  friend class Job;
+  void handshake();
+  void receive_loop();
+  bool on_answer(std::span<const std::byte> body, std::string& why);
+  bool on_bytes(const wire::Bytes& bytes, std::string& why);
+  bool on_done(const wire::Done& done, std::string& why);
+  void end_receiver();
+
+  Job& job_;
+  const std::uint64_t tag_;
+  std::string endpoint_;
+  engine::Counters counters_;
+  std::unique_ptr<engine::Connection> connection_;
+  std::unique_ptr<engine::FrameReader> reader_;
+  std::vector<wire::Account> accounts_;
+  std::thread receiver_;
+
+  // fresh ids: relaxed, only uniqueness matters.
+  alignas(64) std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<std::uint64_t> next_request_{1};
+
+  // Waiters: events_ changes on every event; waiters_ counts threads blocked on it. Both
+  // seq_cst: a notifier bumps events_ then reads waiters_, a waiter bumps waiters_ then reads
+  // events_ (and its condition), so one of them sees the other (no lost wake-up).
+  alignas(64) std::atomic<std::uint32_t> events_{0};
+  alignas(64) std::atomic<std::uint32_t> waiters_{0};
+
+  // Pending requests by id % kRequestSlots (claimed by CAS from null; kBusy while the
+  // receiving thread fills one).
+  static constexpr std::size_t kRequestSlots = 1024;
+  std::array<std::atomic<PendingRequest*>, kRequestSlots> requests_{};
+
+  // Proxies by device id. Written under registry_mu_ (make, cold) with release; read by the
+  // receiving thread and submit with acquire.
+  std::array<std::atomic<ProxySlot*>, wire::kMaxDevices> slots_{};
+  std::mutex registry_mu_;
+  std::vector<std::unique_ptr<ProxySlot>> all_slots_;  // every slot ever made, until ~Link
+
+  // Receiver-owned scratch for scatter receives of strided rows.
+  std::vector<iovec> row_iov_;
+
+  std::atomic<bool> receiver_ended_{false};  // seq_cst: the stop/receiver handshake
+};
+
+}  // namespace rig::remote

@@ -1,0 +1,242 @@
+#include "rig/remote/link.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "pending_request.h"
+#include "proxy_slot.h"
+#include "rig/engine/iov_cursor.h"
+#include "rig/edge.hpp"
+#include "rig/engine/futex.h"
+#include "rig/engine/tcp.h"
+#include "rig/remote/job.h"
+#include "rig/wire/codec.h"
+
+namespace rig::remote {
+namespace {
+
+constexpr int kHandshakeTimeoutMs = 10000;
+
+// Receives exactly n bytes on a blocking fd within the handshake's time, or throws.
+void handshake_recv(int fd, void* buf, std::size_t n, const std::string& endpoint) {
+  auto* p = static_cast<char*>(buf);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHandshakeTimeoutMs);
+  while (n > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
+    if (ready == 0) {
+      throw std::runtime_error("handshake with agent " + endpoint + ": no answer within " +
+                               std::to_string(kHandshakeTimeoutMs) + " ms");
+    }
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint);
+    }
+    const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
+    if (got == 0) {
+      throw std::runtime_error("handshake with agent " + endpoint + ": connection closed");
+    }
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint);
+    }
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+}
+
+}  // namespace
+
+Link::Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions& options)
+    : job_(job), tag_(tag), endpoint_(std::move(endpoint)) {
+  const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
+  const int fd = engine::tcp_connect(ep);
+  try {
+    // The handshake runs on the blocking fd with a time bound, before any backend owns it.
+    const auto hello = wire::frame(wire::MsgType::kHello,
+                                   wire::Hello{wire::kMagic, wire::kVersion, 0,
+                                               wire::kFeaturePrograms, 0});
+    if (::send(fd, &hello, sizeof hello, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello)) {
+      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint_);
+    }
+    wire::FrameHeader h{};
+    handshake_recv(fd, &h, sizeof h, endpoint_);
+    if (const char* bad = wire::check_header(h)) {
+      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + bad);
+    }
+    if (h.type == static_cast<std::uint16_t>(wire::MsgType::kFailure) && h.length <= 8 + wire::kMaxText) {
+      std::vector<std::uint64_t> body((h.length + 7) / 8);
+      handshake_recv(fd, body.data(), h.length, endpoint_);
+      wire::FailureView f;
+      std::string why;
+      if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
+        throw std::runtime_error("agent " + endpoint_ + " refused the job: " + std::string(f.text));
+      }
+      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
+    }
+    if (h.type != static_cast<std::uint16_t>(wire::MsgType::kWelcome)) {
+      throw std::runtime_error("handshake with agent " + endpoint_ + ": expected welcome, got " +
+                               wire::type_name(h.type));
+    }
+    std::vector<std::uint64_t> body((h.length + 7) / 8);
+    handshake_recv(fd, body.data(), h.length, endpoint_);
+    wire::WelcomeView welcome;
+    std::string why;
+    if (!wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, welcome, why)) {
+      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
+    }
+    accounts_.assign(welcome.accounts.begin(), welcome.accounts.end());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
+  if (options.inject_faults) {
+    socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
+  }
+  connection_ = std::make_unique<engine::Connection>(std::move(socket), counters_);
+  reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
+}
+
+Link::~Link() { join(); }
+
+void Link::start() {
+  receiver_ = std::thread([this] { receive_loop(); });
+}
+
+void Link::join() {
+  if (receiver_.joinable()) receiver_.join();
+}
+
+void Link::shutdown() {
+  if (connection_) connection_->shutdown();
+}
+
+const wire::Account* Link::account(std::uint32_t id) const {
+  for (const auto& a : accounts_) {
+    if (a.id == id) return &a;
+  }
+  return nullptr;
+}
+
+std::uint64_t Link::fresh() {
+  // relaxed: only uniqueness matters.
+  const std::uint64_t n = next_id_.fetch_add(1, std::memory_order_relaxed);
+  if (n >= (1ull << 48)) throw std::runtime_error("the link's ids are exhausted");
+  return (tag_ << 48) | n;
+}
+
+void Link::wait_event(std::uint32_t seen, std::int64_t timeout_ns) {
+  // seq_cst with notify(): see events_ in link.h.
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  if (events_.load(std::memory_order_seq_cst) == seen) engine::futex_wait(events_, seen, timeout_ns);
+  waiters_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void Link::notify() {
+  events_.fetch_add(1, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) != 0) engine::futex_wake_all(events_);
+}
+
+ProxySlot* Link::slot_by_word(const std::uint64_t* word) const {
+  for (const auto& s : slots_) {
+    // acquire: pairs with register_proxy's release store.
+    ProxySlot* p = s.load(std::memory_order_acquire);
+    if (p != nullptr && p->word == word) return p;
+  }
+  return nullptr;
+}
+
+ProxySlot& Link::register_proxy(std::uint32_t device, std::uint64_t* word) {
+  std::lock_guard lock(registry_mu_);
+  if (device >= slots_.size()) throw std::invalid_argument("device id past the maximum");
+  ProxySlot* old = slots_[device].load(std::memory_order_acquire);
+  if (old != nullptr) {
+    if (!old->closed.load(std::memory_order_acquire)) {
+      throw std::invalid_argument("the link has a proxy of device " + std::to_string(device));
+    }
+    if (old->handed_over.load(std::memory_order_acquire)) {
+      throw std::invalid_argument("a closed proxy of device " + std::to_string(device) +
+                                  " handed work over on this link");
+    }
+  }
+  // Allocate first: if this throws, nothing is registered.
+  auto fresh_slot = std::make_unique<ProxySlot>(device, word);
+  all_slots_.reserve(all_slots_.size() + 1);
+  ProxySlot* p = fresh_slot.get();
+  all_slots_.push_back(std::move(fresh_slot));  // cannot throw after the reserve
+  // release: publishes the slot's immutable fields to the receiving thread and submitters.
+  slots_[device].store(p, std::memory_order_release);
+  return *p;
+}
+
+AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
+  job_.check();
+  PendingRequest req;
+  for (;;) {
+    // relaxed: ids need only be unique.
+    req.id = next_request_.fetch_add(1, std::memory_order_relaxed);
+    PendingRequest* expected = nullptr;
+    // acq_rel: the receiving thread's acquire load of the slot sees req.id.
+    if (requests_[req.id % kRequestSlots].compare_exchange_strong(expected, &req,
+                                                                  std::memory_order_acq_rel)) {
+      break;
+    }
+  }
+  auto& slot = requests_[req.id % kRequestSlots];
+  auto withdraw = [&]() -> bool {
+    PendingRequest* expected = &req;
+    return slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  };
+  request.id = req.id;
+  request.tail_length = static_cast<std::uint32_t>(tail.size());
+  const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
+  const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
+                        engine::to_iov(tail.data(), tail.size())};
+  const int rc = connection_->send({iov, tail.empty() ? 1u : 2u});
+  if (rc != 0) {
+    job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+  }
+  for (;;) {
+    const std::uint32_t seen = events();
+    // acquire: pairs with the receiving thread's release of done: the answer is written.
+    if (req.done.load(std::memory_order_acquire) != 0) return std::move(req.answer);
+    if (job_.over()) {
+      if (withdraw()) throw edge::Fault(job_.fault_text());
+      // The receiving thread is filling the answer right now: it finishes promptly.
+    }
+    wait_event(seen, 100'000'000);
+  }
+}
+
+void Link::tell(wire::Request request, std::span<const std::byte> tail) {
+  if (job_.over()) return;
+  request.id = 0;  // no answer is awaited
+  request.tail_length = static_cast<std::uint32_t>(tail.size());
+  const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
+  const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
+                        engine::to_iov(tail.data(), tail.size())};
+  const int rc = connection_->send({iov, tail.empty() ? 1u : 2u});
+  if (rc != 0) job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+}
+
+void Link::release(std::uint64_t id, wire::ReleaseKind kind) {
+  if (job_.failed()) return;
+  const auto framed = wire::frame(wire::MsgType::kRelease,
+                                  wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
+  const iovec iov = engine::to_iov(&framed, sizeof framed);
+  const int rc = connection_->send({&iov, 1});
+  if (rc != 0 && !job_.closing()) {
+    job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+  }
+}
+
+}  // namespace rig::remote

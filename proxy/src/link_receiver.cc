@@ -1,0 +1,210 @@
+// The link's receiving thread: the only reader of the link's connection.
+#include <cerrno>
+#include <cstring>
+
+#include "pending_request.h"
+#include "proxy_slot.h"
+#include "rig/remote/job.h"
+#include "rig/remote/link.h"
+#include "rig/wire/codec.h"
+
+namespace rig::remote {
+
+void Link::receive_loop() {
+  std::string why;
+  for (;;) {
+    wire::FrameHeader h{};
+    int rc = reader_->next(h, why);
+    if (rc == 1) {
+      why = "the agent closed the connection";
+      break;
+    }
+    if (rc == -EPROTO) {
+      why = "protocol violation by the agent: " + why;
+      break;
+    }
+    if (rc < 0) {
+      why = std::string("connection lost: ") + std::strerror(-rc);
+      break;
+    }
+    const auto type = static_cast<wire::MsgType>(h.type);
+    if (type == wire::MsgType::kBytes) {
+      std::span<const std::byte> fixed;
+      rc = reader_->body(sizeof(wire::Bytes), fixed);
+      wire::Bytes b{};
+      if (rc == 0 && !wire::decode_bytes(fixed, h.length, b, why)) {
+        why = "protocol violation by the agent: " + why;
+        break;
+      }
+      if (rc == 0 && !on_bytes(b, why)) break;
+    } else {
+      std::span<const std::byte> body;
+      rc = reader_->body(h.length, body);
+      if (rc == 0) {
+        bool ok = true;
+        switch (type) {
+          case wire::MsgType::kAnswer:
+            ok = on_answer(body, why);
+            break;
+          case wire::MsgType::kDone: {
+            wire::Done d{};
+            ok = wire::decode(body, d, why) && on_done(d, why);
+            break;
+          }
+          case wire::MsgType::kFailure: {
+            wire::FailureView f;
+            if (wire::decode(body, f, why)) {
+              why = "the agent failed the job: " + std::string(f.text);
+            }
+            ok = false;
+            break;
+          }
+          case wire::MsgType::kPing: {
+            wire::Ping p{};
+            ok = wire::decode(body, p, why);
+            break;
+          }
+          default:
+            why = std::string("unexpected ") + wire::type_name(h.type) + " message";
+            ok = false;
+        }
+        if (!ok) {
+          if (type != wire::MsgType::kFailure) why = "protocol violation by the agent: " + why;
+          break;
+        }
+      }
+    }
+    if (rc != 0) {
+      why = std::string("connection lost: ") + std::strerror(-rc);
+      break;
+    }
+  }
+  job_.fail("link to agent " + endpoint_ + ": " + why);  // no-op once the close has begun
+  end_receiver();
+}
+
+void Link::end_receiver() {
+  // seq_cst: the stop/receiver handshake (Proxy::stop reads it after setting stopped).
+  receiver_ended_.store(true, std::memory_order_seq_cst);
+  {
+    std::lock_guard lock(registry_mu_);
+    for (auto& s : all_slots_) s->write_final();
+  }
+  notify();
+}
+
+bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
+  wire::AnswerView a;
+  if (!wire::decode(body, a, why)) return false;
+  const std::uint64_t id = a.fixed.id;
+  auto& slot = requests_[id % kRequestSlots];
+  // acquire: pairs with ask()'s CAS, so req->id is visible.
+  PendingRequest* req = slot.load(std::memory_order_acquire);
+  if (req == nullptr || req == busy_request() || req->id != id) {
+    why = "answer " + std::to_string(id) + " to no pending request";
+    return false;
+  }
+  // acq_rel: claims the request against the caller's withdrawal.
+  if (!slot.compare_exchange_strong(req, busy_request(), std::memory_order_acq_rel)) {
+    return true;  // the caller withdrew (the job is over): drop the answer
+  }
+  req->answer.status = static_cast<wire::AnswerStatus>(a.fixed.status);
+  req->answer.value = a.fixed.value;
+  req->answer.text.assign(a.text);
+  // release: pairs with ask()'s acquire: the answer is written.
+  req->done.store(1, std::memory_order_release);
+  // release: the slot is free for the next request.
+  slot.store(nullptr, std::memory_order_release);
+  notify();
+  return true;
+}
+
+bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
+  ProxySlot* s = slot(b.device);
+  if (s == nullptr) {
+    why = "protocol violation by the agent: bytes for device " + std::to_string(b.device) +
+          " that the link never registered";
+    return false;
+  }
+  if (s->copies.empty()) {
+    why = "protocol violation by the agent: bytes (device " + std::to_string(b.device) +
+          ", value " + std::to_string(b.value) + ", part " + std::to_string(b.part) +
+          ") match no pending copy";
+    return false;
+  }
+  ClientCopy& c = s->copies.front();
+  if (c.value != b.value || c.part != b.part || b.offset != c.landed ||
+      b.length > c.total - c.landed) {
+    why = "protocol violation by the agent: bytes (device " + std::to_string(b.device) +
+          ", value " + std::to_string(b.value) + ", part " + std::to_string(b.part) +
+          ", offset " + std::to_string(b.offset) + ", length " + std::to_string(b.length) +
+          ") do not match the pending copy (value " + std::to_string(c.value) + ", part " +
+          std::to_string(c.part) + ", " + std::to_string(c.landed) + " of " +
+          std::to_string(c.total) + " bytes landed)";
+    return false;
+  }
+  int rc = 0;
+  if (c.rows == 1 || c.pitch == c.row_bytes) {
+    const iovec iov{c.base + b.offset, b.length};
+    rc = reader_->payload({&iov, 1});
+  } else {
+    // Scatter into the rows that [offset, offset + length) of the packed bytes cover.
+    row_iov_.clear();
+    std::uint64_t at = b.offset, left = b.length;
+    while (left > 0) {
+      const std::uint64_t row = at / c.row_bytes, col = at % c.row_bytes;
+      const std::uint64_t n = std::min(left, c.row_bytes - col);
+      row_iov_.push_back({c.base + row * c.pitch + col, n});
+      at += n;
+      left -= n;
+    }
+    rc = reader_->payload(row_iov_);
+  }
+  if (rc != 0) {
+    why = std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
+    return false;
+  }
+  c.landed += b.length;
+  if (c.landed == c.total) {
+    s->copies.pop();  // seq_cst: the handshake with stop
+    if (s->stopped.load(std::memory_order_seq_cst) && s->copies.drained()) s->write_final();
+  }
+  return true;
+}
+
+bool Link::on_done(const wire::Done& d, std::string& why) {
+  ProxySlot* s = slot(d.device);
+  if (s == nullptr) {
+    why = "done for device " + std::to_string(d.device) + " that the link never registered";
+    return false;
+  }
+  // acquire: pairs with submit's release of last_submitted.
+  const std::uint64_t last = s->last_submitted.load(std::memory_order_acquire);
+  if (d.value > last) {
+    why = "done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
+          " above the last value submitted (" + std::to_string(last) + ")";
+    return false;
+  }
+  if (d.value <= s->word_ref().load(std::memory_order_relaxed)) return true;  // passed: dropped
+  if (!s->copies.empty() && s->copies.front().value <= d.value) {
+    const ClientCopy& c = s->copies.front();
+    why = "done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
+          " while copy part " + std::to_string(c.part) + " of value " + std::to_string(c.value) +
+          " has " + std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes";
+    return false;
+  }
+  std::size_t n = 0;
+  std::uint64_t cost_end = 0;
+  const std::size_t queued = s->values.size();
+  while (n < queued && s->values.at(n).value <= d.value) cost_end = s->values.at(n++).cost_end;
+  if (n > 0) {
+    s->values.pop(n);
+    // release: pairs with room's acquire.
+    s->done_cost.store(cost_end, std::memory_order_release);
+  }
+  s->publish(d.value);
+  notify();
+  return true;
+}
+
+}  // namespace rig::remote

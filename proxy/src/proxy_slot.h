@@ -1,0 +1,94 @@
+// Internal: the state of one proxy that its submitting thread and the link's receiving thread
+// share. Lives in its link until the link is destroyed, so a stopped proxy's record stays.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "rig/engine/spsc_ring.h"
+
+namespace rig::remote {
+
+// A copy into this process's memory whose bytes have not all landed.
+struct ClientCopy {
+  std::uint64_t value = 0;
+  std::uint32_t part = 0;
+  std::byte* base = nullptr;   // first byte of row 0
+  std::uint64_t rows = 0;
+  std::uint64_t row_bytes = 0;
+  std::uint64_t pitch = 0;
+  std::uint64_t total = 0;     // rows * row_bytes
+  std::uint64_t landed = 0;    // receiver-owned once published
+};
+
+// A submitted value and the proxy's cumulative submitted cost once it was added.
+struct SubmittedValue {
+  std::uint64_t value = 0;
+  std::uint64_t cost_end = 0;
+};
+
+struct ProxySlot {
+  static constexpr std::size_t kCopyRecords = 4096;
+  static constexpr std::size_t kValueRecords = 1u << 16;
+
+  ProxySlot(std::uint32_t device_id, std::uint64_t* word_address)
+      : device(device_id), word(word_address) {}
+
+  // Immutable after the slot is published (Link::register_proxy's release store).
+  const std::uint32_t device;
+  std::uint64_t* const word;
+
+  std::atomic_ref<std::uint64_t> word_ref() const { return std::atomic_ref<std::uint64_t>(*word); }
+  std::uint64_t signaled() const {
+    // acquire: pairs with publish()'s release, so the bytes of every value up to the one read
+    // have landed and are visible.
+    return word_ref().load(std::memory_order_acquire);
+  }
+
+  // Raises the word to `v` unless it holds `v` or more already (it never decreases).
+  // Returns whether it wrote.
+  bool publish(std::uint64_t v) {
+    auto w = word_ref();
+    std::uint64_t cur = w.load(std::memory_order_relaxed);
+    while (cur < v) {
+      // release: pairs with signaled()'s acquire: the landed bytes of every value <= v are
+      // visible before v is.
+      if (w.compare_exchange_weak(cur, v, std::memory_order_release, std::memory_order_relaxed)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- written by the submitting thread (room/submit, one at a time) ----
+  // release: pairs with the receiving thread's acquire when it checks a done report against
+  // it, and with stop's acquire.
+  alignas(64) std::atomic<std::uint64_t> last_submitted{0};
+  // relaxed: read only by the submitting side (room/submit) and by stop, which the runtime
+  // calls with no counted call in flight (its own synchronisation orders them).
+  std::atomic<std::uint64_t> last_client_dst_value{0};
+  std::atomic<std::uint64_t> submitted_cost{0};
+  std::atomic<bool> handed_over{false};  // release/acquire with make's check (cold)
+  engine::SpscRing<ClientCopy> copies{kCopyRecords};      // producer: submit; consumer: receiver
+  engine::SpscRing<SubmittedValue> values{kValueRecords}; // producer: submit; consumer: receiver
+
+  // ---- written by the receiving thread ----
+  // release: pairs with room's acquire: the cost of values reported done.
+  alignas(64) std::atomic<std::uint64_t> done_cost{0};
+
+  // ---- stop ----
+  // final_value is written before stopped (release via the seq_cst store) and read after it.
+  alignas(64) std::atomic<std::uint64_t> final_value{0};
+  // seq_cst: Dekker handshake with the receiver's pop of the last copy (see Link::on_bytes and
+  // Proxy::stop): the side that comes second writes the final value.
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> closed{false};  // stop or destruction: the account may be reused
+
+  // Writes the last submitted value once no byte may land any more (idempotent).
+  void write_final() {
+    if (stopped.load(std::memory_order_seq_cst)) publish(final_value.load(std::memory_order_acquire));
+  }
+};
+
+}  // namespace rig::remote

@@ -1,0 +1,47 @@
+// The common header in front of every message of protocol v1 (wire/PROTOCOL.md).
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+
+namespace rig::wire {
+
+static_assert(std::endian::native == std::endian::little,
+              "protocol v1 is little-endian and this codec lays structs out natively");
+
+inline constexpr std::uint32_t kMagic = 0x52474952;  // "RIGR" read as a little-endian u32
+inline constexpr std::uint16_t kVersion = 1;
+
+enum class MsgType : std::uint16_t {
+  kHello = 1,     // client -> agent: opens the job's connection
+  kWelcome = 2,   // agent -> client: the accounts of the devices the agent opened
+  kRequest = 3,   // client -> agent: a call that has an answer
+  kAnswer = 4,    // agent -> client: the answer of one request
+  kRelease = 5,   // client -> agent: release one of the agent's objects or images
+  kHandover = 6,  // client -> agent: the work of one value of a proxy's timeline
+  kBytes = 7,     // either way: bytes of one copy part, named by (device, value, part, offset)
+  kDone = 8,      // agent -> client: a value of a device is done
+  kFailure = 9,   // either way: the sender failed the job, with its reason
+  kClose = 10,    // client -> agent: the job closes
+  kPing = 11,     // either way: keepalive
+};
+inline constexpr std::uint16_t kMaxMsgType = 11;
+
+// 8 bytes. `length` counts the bytes after the header: the message's fixed part, its tail and,
+// for kBytes, the payload.
+struct FrameHeader {
+  std::uint32_t length;
+  std::uint16_t type;   // MsgType
+  std::uint16_t flags;  // 0 in v1; a receiver rejects anything else
+};
+static_assert(sizeof(FrameHeader) == 8);
+static_assert(offsetof(FrameHeader, length) == 0);
+static_assert(offsetof(FrameHeader, type) == 4);
+static_assert(offsetof(FrameHeader, flags) == 6);
+
+// Bounds every receiver enforces before it reads a byte past the header.
+inline constexpr std::uint32_t kMaxControlLength = (1u << 20) + 4096;  // everything but kBytes
+inline constexpr std::uint32_t kMaxChunk = 16u << 20;                   // payload of one kBytes
+
+}  // namespace rig::wire

@@ -1,0 +1,236 @@
+// The messages of protocol v1: fixed-size, explicitly laid out structs that follow the frame
+// header, each with its variable tail described next to it (wire/PROTOCOL.md has the bytes).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "rig/wire/frame_header.h"
+
+namespace rig::wire {
+
+inline constexpr std::uint32_t kMaxDevices = 64;      // accounts one agent may open
+inline constexpr std::uint32_t kMaxWaits = 256;       // waits of one handover
+inline constexpr std::uint32_t kMaxParts = 4096;      // parts of one handover
+inline constexpr std::uint32_t kMaxWords = 1u << 16;  // words of one handover, all parts
+inline constexpr std::uint32_t kMaxText = 4096;       // reason texts
+inline constexpr std::uint32_t kMaxName = 64;         // function names
+inline constexpr std::uint32_t kMaxImage = 1u << 20;  // an image's binary
+inline constexpr std::uint64_t kMaxRows = 1ull << 32;
+inline constexpr std::uint64_t kMaxCopyBytes = 1ull << 40;  // bytes of one copy part
+
+// ---- kHello / kWelcome -------------------------------------------------------------------
+
+enum Feature : std::uint32_t {
+  kFeatureNone = 0,
+  kFeaturePrograms = 1u << 0,  // the machine's host loads rig.program images
+};
+
+struct Hello {
+  std::uint32_t magic;     // kMagic
+  std::uint16_t version;   // kVersion
+  std::uint16_t reserved;  // 0
+  std::uint32_t features;  // offered
+  std::uint32_t reserved2; // 0
+};
+static_assert(sizeof(Hello) == 16);
+
+enum class AccountKind : std::uint32_t { kHost = 0, kDevice = 1 };
+
+// The agent's answer for a device it opened (the page's Wire.account).
+struct Account {
+  std::uint32_t id;           // 0 is the machine's host
+  std::uint32_t kind;         // AccountKind
+  std::uint64_t budget;       // bytes the job may hold on it
+  std::uint64_t cache_bytes;
+  std::uint64_t reaches;      // bit i: this device reaches the own memory of device i
+  char name[32];              // NUL-padded, at least one NUL
+  char arch[32];              // NUL-padded, at least one NUL
+};
+static_assert(sizeof(Account) == 96);
+static_assert(offsetof(Account, budget) == 8);
+static_assert(offsetof(Account, reaches) == 24);
+static_assert(offsetof(Account, name) == 32);
+static_assert(offsetof(Account, arch) == 64);
+
+// Tail: Account[n_accounts], ids strictly increasing.
+struct Welcome {
+  std::uint32_t magic;
+  std::uint16_t version;
+  std::uint16_t reserved;
+  std::uint32_t features;    // accepted: a subset of what Hello offered
+  std::uint32_t n_accounts;  // 1..kMaxDevices
+};
+static_assert(sizeof(Welcome) == 16);
+
+// ---- kRequest / kAnswer ------------------------------------------------------------------
+
+enum class RequestKind : std::uint16_t {
+  kAlloc = 1,    // device, object = new id, arg0 = bytes, arg1 = memory kind
+  kMapPeer = 2,  // device (the mapping's), object = new id, arg0 = the mapped object
+  kImage = 3,    // device, object = new image id; tail = the binary
+  kEntry = 4,    // object = image id; tail = the function's name
+  kPrepare = 5,  // object = image id; tail = the function's name; answered like kEntry
+};
+inline constexpr std::uint16_t kMaxRequestKind = 5;
+
+// Tail: tail_length bytes (binary for kImage, name for kEntry/kPrepare, nothing otherwise).
+struct Request {
+  std::uint64_t id;     // the request's id, echoed by its answer
+  std::uint16_t kind;   // RequestKind
+  std::uint16_t reserved;
+  std::uint32_t device;
+  std::uint64_t object;
+  std::uint64_t arg0;
+  std::uint64_t arg1;
+  std::uint32_t tail_length;
+  std::uint32_t reserved2;
+};
+static_assert(sizeof(Request) == 48);
+static_assert(offsetof(Request, object) == 16);
+static_assert(offsetof(Request, tail_length) == 40);
+
+enum class AnswerStatus : std::uint16_t {
+  kOk = 0,        // value: kEntry's function index; nothing otherwise
+  kRefused = 1,   // no room or refused; text says why
+  kAbsent = 2,    // kEntry: the image has no such function
+  kNoMemory = 3,  // kEntry: value = bytes the launches need that the device lacks
+  kInvalid = 4,   // kEntry: the function needs more than the device offers; text says why
+  kError = 5,     // kImage: the binary is refused; text says why
+};
+inline constexpr std::uint16_t kMaxAnswerStatus = 5;
+
+// Tail: text_length bytes of reason.
+struct Answer {
+  std::uint64_t id;
+  std::uint16_t status;  // AnswerStatus
+  std::uint16_t reserved;
+  std::uint32_t text_length;  // <= kMaxText
+  std::uint64_t value;
+};
+static_assert(sizeof(Answer) == 24);
+
+// ---- kRelease ----------------------------------------------------------------------------
+
+enum class ReleaseKind : std::uint16_t { kObject = 1, kImage = 2 };
+
+struct Release {
+  std::uint64_t object;
+  std::uint16_t kind;  // ReleaseKind
+  std::uint16_t reserved;
+  std::uint32_t reserved2;
+};
+static_assert(sizeof(Release) == 16);
+
+// ---- kHandover ---------------------------------------------------------------------------
+
+// Wait until `device`'s (on the same agent) value reaches `value`.
+struct Wait {
+  std::uint32_t device;
+  std::uint32_t reserved;
+  std::uint64_t value;
+};
+static_assert(sizeof(Wait) == 16);
+
+enum class SideKind : std::uint8_t {
+  kObject = 1,  // an agent object: handle = its id
+  kClient = 2,  // this (the client's) process's memory; its bytes cross in kBytes messages
+};
+
+struct Side {
+  std::uint8_t kind;  // SideKind
+  std::uint8_t reserved[7];
+  std::uint64_t handle;  // object id, 0 for kClient
+  std::uint64_t offset;  // byte offset in the object, 0 for kClient
+};
+static_assert(sizeof(Side) == 24);
+
+enum class PartKind : std::uint16_t { kCopy = 1, kWords = 2 };
+
+// A copy moves `rows` rows of `row_bytes` bytes; row r starts at offset + r * pitch on each side.
+// The bytes of a kClient side cross packed (rows end to end), in kBytes messages whose offsets
+// count packed bytes.
+struct CopyPart {
+  Side src;
+  Side dst;
+  std::uint64_t rows;       // >= 1, <= kMaxRows
+  std::uint64_t row_bytes;  // >= 1
+  std::uint64_t src_pitch;  // >= row_bytes when rows > 1
+  std::uint64_t dst_pitch;  // >= row_bytes when rows > 1
+};
+static_assert(sizeof(CopyPart) == 80);
+
+// A launch of function `function` of image `image` with n_words words taken, in part order,
+// from the handover's word tail.
+struct WordsPart {
+  std::uint64_t image;
+  std::uint32_t function;
+  std::uint32_t n_words;
+  std::uint8_t reserved[64];
+};
+static_assert(sizeof(WordsPart) == 80);
+
+struct Part {
+  std::uint16_t kind;   // PartKind
+  std::uint16_t queue;  // 0 COMPUTE:0, 1 COPY:0
+  std::uint32_t reserved;
+  union {
+    CopyPart copy;
+    WordsPart words;
+  };
+};
+static_assert(sizeof(Part) == 88);
+static_assert(offsetof(Part, copy) == 8);
+
+// Tail: Wait[n_waits], Part[n_parts], then u32 words (the sum of the words parts' n_words).
+// The bytes of each part with a kClient source follow the handover as kBytes messages, in part
+// order, before any other message of the sender.
+struct Handover {
+  std::uint32_t device;
+  std::uint32_t n_waits;
+  std::uint64_t value;
+  std::uint32_t n_parts;
+  std::uint32_t n_words;
+};
+static_assert(sizeof(Handover) == 24);
+
+// ---- kBytes, kDone, kFailure -------------------------------------------------------------
+
+// Payload: length bytes of part `part` of `device`'s value `value`, at packed offset `offset`.
+struct Bytes {
+  std::uint32_t device;
+  std::uint32_t part;
+  std::uint64_t value;
+  std::uint64_t offset;
+  std::uint32_t length;  // 1..kMaxChunk
+  std::uint32_t reserved;
+};
+static_assert(sizeof(Bytes) == 32);
+
+struct Done {
+  std::uint32_t device;
+  std::uint32_t reserved;
+  std::uint64_t value;
+};
+static_assert(sizeof(Done) == 16);
+
+inline constexpr std::uint32_t kNoDevice = 0xffffffffu;
+
+// Tail: text_length bytes of reason, the job's root cause as the sender knows it.
+struct Failure {
+  std::uint32_t device;  // the device that faulted, or kNoDevice
+  std::uint32_t text_length;
+};
+static_assert(sizeof(Failure) == 8);
+
+struct Close {
+  std::uint64_t reserved;
+};
+static_assert(sizeof(Close) == 8);
+
+struct Ping {
+  std::uint64_t nonce;
+};
+static_assert(sizeof(Ping) == 8);
+
+}  // namespace rig::wire

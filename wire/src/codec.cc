@@ -1,0 +1,365 @@
+#include "rig/wire/codec.h"
+
+#include <cstring>
+#include <string>
+
+namespace rig::wire {
+namespace {
+
+bool fail(std::string& why, const char* msg, const std::string& detail) {
+  why = std::string(msg) + ": " + detail;
+  return false;
+}
+
+template <class M>
+bool read_fixed(std::span<const std::byte> body, M& out, const char* name, std::string& why) {
+  if (body.size() < sizeof(M)) {
+    return fail(why, name,
+                "body of " + std::to_string(body.size()) + " bytes is shorter than its " +
+                    std::to_string(sizeof(M)) + "-byte fixed part");
+  }
+  std::memcpy(&out, body.data(), sizeof(M));
+  return true;
+}
+
+template <class M>
+bool exact(std::span<const std::byte> body, M& out, const char* name, std::string& why) {
+  if (!read_fixed(body, out, name, why)) return false;
+  if (body.size() != sizeof(M)) {
+    return fail(why, name,
+                "body of " + std::to_string(body.size()) + " bytes, expected exactly " +
+                    std::to_string(sizeof(M)));
+  }
+  return true;
+}
+
+template <class T>
+std::span<const T> view_of(std::span<const std::byte> bytes, std::size_t offset, std::size_t n) {
+  return {reinterpret_cast<const T*>(bytes.data() + offset), n};
+}
+
+bool aligned(std::span<const std::byte> body) {
+  return reinterpret_cast<std::uintptr_t>(body.data()) % 8 == 0;
+}
+
+bool terminated(const char (&field)[32]) { return std::memchr(field, 0, sizeof field) != nullptr; }
+
+// a + b without wrapping, or false.
+bool add_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
+bool mul_ok(std::uint64_t a, std::uint64_t b, std::uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+bool check_side(const Side& s, const char* which, std::string& why) {
+  const auto kind = static_cast<SideKind>(s.kind);
+  if (kind != SideKind::kObject && kind != SideKind::kClient) {
+    return fail(why, "handover", std::string(which) + " side has unknown kind " +
+                                     std::to_string(s.kind));
+  }
+  for (auto r : s.reserved) {
+    if (r != 0) return fail(why, "handover", std::string(which) + " side has reserved bytes set");
+  }
+  if (kind == SideKind::kClient && (s.handle != 0 || s.offset != 0)) {
+    return fail(why, "handover",
+                std::string(which) + " side in the client's memory carries a handle or offset");
+  }
+  return true;
+}
+
+bool check_extent(const Side& s, const CopyPart& c, std::uint64_t pitch, const char* which,
+                  std::string& why) {
+  if (static_cast<SideKind>(s.kind) != SideKind::kObject) return true;
+  std::uint64_t span = 0, end = 0;
+  if (!mul_ok(c.rows - 1, pitch, span) || !add_ok(span, c.row_bytes, span) ||
+      !add_ok(s.offset, span, end)) {
+    return fail(why, "handover", std::string(which) + " range overflows 64 bits");
+  }
+  return true;
+}
+
+}  // namespace
+
+std::size_t fixed_size(MsgType type) {
+  switch (type) {
+    case MsgType::kHello: return sizeof(Hello);
+    case MsgType::kWelcome: return sizeof(Welcome);
+    case MsgType::kRequest: return sizeof(Request);
+    case MsgType::kAnswer: return sizeof(Answer);
+    case MsgType::kRelease: return sizeof(Release);
+    case MsgType::kHandover: return sizeof(Handover);
+    case MsgType::kBytes: return sizeof(Bytes);
+    case MsgType::kDone: return sizeof(Done);
+    case MsgType::kFailure: return sizeof(Failure);
+    case MsgType::kClose: return sizeof(Close);
+    case MsgType::kPing: return sizeof(Ping);
+  }
+  return 0;
+}
+
+const char* type_name(std::uint16_t type) {
+  switch (static_cast<MsgType>(type)) {
+    case MsgType::kHello: return "hello";
+    case MsgType::kWelcome: return "welcome";
+    case MsgType::kRequest: return "request";
+    case MsgType::kAnswer: return "answer";
+    case MsgType::kRelease: return "release";
+    case MsgType::kHandover: return "handover";
+    case MsgType::kBytes: return "bytes";
+    case MsgType::kDone: return "done";
+    case MsgType::kFailure: return "failure";
+    case MsgType::kClose: return "close";
+    case MsgType::kPing: return "ping";
+  }
+  return "unknown";
+}
+
+const char* check_header(const FrameHeader& h) {
+  if (h.type == 0 || h.type > kMaxMsgType) return "frame of unknown type";
+  if (h.flags != 0) return "frame with flags set (v1 defines none)";
+  const auto type = static_cast<MsgType>(h.type);
+  if (h.length < fixed_size(type)) return "frame shorter than its message's fixed part";
+  if (type == MsgType::kBytes) {
+    if (h.length - sizeof(Bytes) > kMaxChunk) return "bytes frame longer than the maximum chunk";
+    if (h.length == sizeof(Bytes)) return "bytes frame with no payload";
+    return nullptr;
+  }
+  if (h.length > kMaxControlLength) return "frame longer than the maximum message";
+  return nullptr;
+}
+
+bool decode(std::span<const std::byte> body, Hello& out, std::string& why) {
+  if (!exact(body, out, "hello", why)) return false;
+  if (out.magic != kMagic) return fail(why, "hello", "bad magic (not a rig-remote peer)");
+  if (out.version != kVersion) {
+    return fail(why, "hello", "protocol version " + std::to_string(out.version) +
+                                  " is not supported (this side speaks " +
+                                  std::to_string(kVersion) + ")");
+  }
+  if (out.reserved != 0 || out.reserved2 != 0) return fail(why, "hello", "reserved fields set");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, WelcomeView& out, std::string& why) {
+  if (!aligned(body)) return fail(why, "welcome", "body not 8-byte aligned (receiver bug)");
+  if (!read_fixed(body, out.fixed, "welcome", why)) return false;
+  const Welcome& w = out.fixed;
+  if (w.magic != kMagic) return fail(why, "welcome", "bad magic (not a rig-agent)");
+  if (w.version != kVersion) {
+    return fail(why, "welcome", "protocol version " + std::to_string(w.version) +
+                                    " is not supported");
+  }
+  if (w.reserved != 0) return fail(why, "welcome", "reserved field set");
+  if (w.n_accounts == 0 || w.n_accounts > kMaxDevices) {
+    return fail(why, "welcome", "account count " + std::to_string(w.n_accounts) +
+                                    " outside 1.." + std::to_string(kMaxDevices));
+  }
+  if (body.size() != sizeof(Welcome) + std::size_t{w.n_accounts} * sizeof(Account)) {
+    return fail(why, "welcome", "length does not match " + std::to_string(w.n_accounts) +
+                                    " accounts");
+  }
+  out.accounts = view_of<Account>(body, sizeof(Welcome), w.n_accounts);
+  std::int64_t last = -1;
+  for (const Account& a : out.accounts) {
+    const std::string who = "account " + std::to_string(a.id);
+    if (a.id >= kMaxDevices) return fail(why, "welcome", who + ": id past the maximum device");
+    if (static_cast<std::int64_t>(a.id) <= last) {
+      return fail(why, "welcome", who + ": ids are not strictly increasing");
+    }
+    last = a.id;
+    const auto kind = static_cast<AccountKind>(a.kind);
+    if (kind != AccountKind::kHost && kind != AccountKind::kDevice) {
+      return fail(why, "welcome", who + ": unknown kind");
+    }
+    if ((kind == AccountKind::kHost) != (a.id == 0)) {
+      return fail(why, "welcome", who + ": the machine's host, and only it, has id 0");
+    }
+    if (!terminated(a.name) || !terminated(a.arch)) {
+      return fail(why, "welcome", who + ": name or arch not NUL-terminated");
+    }
+    if (a.name[0] == 0) return fail(why, "welcome", who + ": empty name");
+  }
+  if (out.accounts.front().id != 0) {
+    return fail(why, "welcome", "the machine's host (account 0) is missing");
+  }
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, RequestView& out, std::string& why) {
+  if (!read_fixed(body, out.fixed, "request", why)) return false;
+  const Request& r = out.fixed;
+  if (r.kind == 0 || r.kind > kMaxRequestKind) {
+    return fail(why, "request", "unknown kind " + std::to_string(r.kind));
+  }
+  if (r.reserved != 0 || r.reserved2 != 0) return fail(why, "request", "reserved fields set");
+  if (body.size() != sizeof(Request) + std::size_t{r.tail_length}) {
+    return fail(why, "request", "length does not match its tail of " +
+                                    std::to_string(r.tail_length) + " bytes");
+  }
+  const auto kind = static_cast<RequestKind>(r.kind);
+  switch (kind) {
+    case RequestKind::kAlloc:
+    case RequestKind::kMapPeer:
+      if (r.tail_length != 0) return fail(why, "request", "alloc or map_peer with a tail");
+      break;
+    case RequestKind::kImage:
+      if (r.tail_length == 0 || r.tail_length > kMaxImage) {
+        return fail(why, "request", "image binary of " + std::to_string(r.tail_length) +
+                                        " bytes outside 1.." + std::to_string(kMaxImage));
+      }
+      break;
+    case RequestKind::kEntry:
+    case RequestKind::kPrepare:
+      if (r.tail_length == 0 || r.tail_length > kMaxName) {
+        return fail(why, "request", "function name of " + std::to_string(r.tail_length) +
+                                        " bytes outside 1.." + std::to_string(kMaxName));
+      }
+      break;
+  }
+  out.tail = body.subspan(sizeof(Request));
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, AnswerView& out, std::string& why) {
+  if (!read_fixed(body, out.fixed, "answer", why)) return false;
+  const Answer& a = out.fixed;
+  if (a.status > kMaxAnswerStatus) {
+    return fail(why, "answer", "unknown status " + std::to_string(a.status));
+  }
+  if (a.reserved != 0) return fail(why, "answer", "reserved field set");
+  if (a.text_length > kMaxText) return fail(why, "answer", "reason text too long");
+  if (body.size() != sizeof(Answer) + std::size_t{a.text_length}) {
+    return fail(why, "answer", "length does not match its text");
+  }
+  out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Answer), a.text_length};
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Release& out, std::string& why) {
+  if (!exact(body, out, "release", why)) return false;
+  if (out.kind != static_cast<std::uint16_t>(ReleaseKind::kObject) &&
+      out.kind != static_cast<std::uint16_t>(ReleaseKind::kImage)) {
+    return fail(why, "release", "unknown kind " + std::to_string(out.kind));
+  }
+  if (out.reserved != 0 || out.reserved2 != 0) return fail(why, "release", "reserved fields set");
+  return true;
+}
+
+bool check_copy(const CopyPart& c, std::string& why) {
+  if (!check_side(c.src, "source", why) || !check_side(c.dst, "destination", why)) return false;
+  if (c.src.kind == static_cast<std::uint8_t>(SideKind::kClient) &&
+      c.dst.kind == static_cast<std::uint8_t>(SideKind::kClient)) {
+    return fail(why, "handover", "copy with both sides in the client's memory");
+  }
+  if (c.rows == 0 || c.rows > kMaxRows) return fail(why, "handover", "copy row count out of range");
+  if (c.row_bytes == 0) return fail(why, "handover", "copy of empty rows");
+  std::uint64_t total = 0;
+  if (!mul_ok(c.rows, c.row_bytes, total) || total > kMaxCopyBytes) {
+    return fail(why, "handover", "copy larger than the maximum copy");
+  }
+  if (c.rows > 1 && (c.src_pitch < c.row_bytes || c.dst_pitch < c.row_bytes)) {
+    return fail(why, "handover", "copy pitch smaller than its rows (rows overlap)");
+  }
+  return check_extent(c.src, c, c.src_pitch, "source", why) &&
+         check_extent(c.dst, c, c.dst_pitch, "destination", why);
+}
+
+bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why) {
+  if (!aligned(body)) return fail(why, "handover", "body not 8-byte aligned (receiver bug)");
+  if (!read_fixed(body, out.fixed, "handover", why)) return false;
+  const Handover& h = out.fixed;
+  if (h.n_waits > kMaxWaits) return fail(why, "handover", "too many waits");
+  if (h.n_parts > kMaxParts) return fail(why, "handover", "too many parts");
+  if (h.n_words > kMaxWords) return fail(why, "handover", "too many words");
+  const std::size_t want = sizeof(Handover) + std::size_t{h.n_waits} * sizeof(Wait) +
+                           std::size_t{h.n_parts} * sizeof(Part) +
+                           std::size_t{h.n_words} * sizeof(std::uint32_t);
+  if (body.size() != want) {
+    return fail(why, "handover", "length " + std::to_string(body.size()) +
+                                     " does not match its counts (expected " +
+                                     std::to_string(want) + ")");
+  }
+  std::size_t at = sizeof(Handover);
+  out.waits = view_of<Wait>(body, at, h.n_waits);
+  at += std::size_t{h.n_waits} * sizeof(Wait);
+  out.parts = view_of<Part>(body, at, h.n_parts);
+  at += std::size_t{h.n_parts} * sizeof(Part);
+  out.words = view_of<std::uint32_t>(body, at, h.n_words);
+  for (const Wait& w : out.waits) {
+    if (w.device >= kMaxDevices) return fail(why, "handover", "wait on a device past the maximum");
+    if (w.reserved != 0) return fail(why, "handover", "wait with reserved field set");
+  }
+  std::uint64_t words = 0;
+  for (std::size_t i = 0; i < out.parts.size(); ++i) {
+    const Part& p = out.parts[i];
+    if (p.queue > 1) return fail(why, "handover", "part " + std::to_string(i) + ": unknown queue");
+    if (p.reserved != 0) return fail(why, "handover", "part with reserved field set");
+    switch (static_cast<PartKind>(p.kind)) {
+      case PartKind::kCopy:
+        if (!check_copy(p.copy, why)) {
+          why += " (part " + std::to_string(i) + ")";
+          return false;
+        }
+        break;
+      case PartKind::kWords:
+        words += p.words.n_words;
+        break;
+      default:
+        return fail(why, "handover", "part " + std::to_string(i) + ": unknown kind " +
+                                         std::to_string(p.kind));
+    }
+  }
+  if (words != h.n_words) return fail(why, "handover", "words parts do not add up to n_words");
+  return true;
+}
+
+bool decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out,
+                  std::string& why) {
+  if (!exact(fixed, out, "bytes", why)) return false;
+  if (out.length == 0 || out.length > kMaxChunk) return fail(why, "bytes", "payload length out of range");
+  if (std::size_t{frame_length} != sizeof(Bytes) + std::size_t{out.length}) {
+    return fail(why, "bytes", "frame length does not match the payload length");
+  }
+  if (out.reserved != 0) return fail(why, "bytes", "reserved field set");
+  std::uint64_t end = 0;
+  if (!add_ok(out.offset, out.length, end)) return fail(why, "bytes", "offset overflows");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Done& out, std::string& why) {
+  if (!exact(body, out, "done", why)) return false;
+  if (out.reserved != 0) return fail(why, "done", "reserved field set");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, FailureView& out, std::string& why) {
+  if (!read_fixed(body, out.fixed, "failure", why)) return false;
+  if (out.fixed.text_length > kMaxText) return fail(why, "failure", "reason text too long");
+  if (body.size() != sizeof(Failure) + std::size_t{out.fixed.text_length}) {
+    return fail(why, "failure", "length does not match its text");
+  }
+  out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Failure),
+              out.fixed.text_length};
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Close& out, std::string& why) {
+  return exact(body, out, "close", why);
+}
+
+bool decode(std::span<const std::byte> body, Ping& out, std::string& why) {
+  return exact(body, out, "ping", why);
+}
+
+std::string_view fixed_string(const char (&field)[32]) {
+  const void* nul = std::memchr(field, 0, sizeof field);
+  return {field, nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - field) : 0};
+}
+
+void set_fixed_string(char (&field)[32], std::string_view text) {
+  std::memset(field, 0, sizeof field);
+  std::memcpy(field, text.data(), std::min(text.size(), sizeof field - 1));
+}
+
+}  // namespace rig::wire
