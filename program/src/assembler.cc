@@ -299,16 +299,15 @@ class Assembler {
   }
 
   std::uint8_t param(std::string_view s) const {
-    if (s.size() < 2 || s[0] != 'p') {
-      throw Error{quoted(s) + " is not a param (p0, p1, ...)"};
-    }
-    const auto index = static_cast<std::uint32_t>(parse_unsigned(s.substr(1), 255, "param"));
-    if (index >= current_->info.n_params) {
+    const std::optional<std::uint64_t> index =
+        s.size() >= 2 && s[0] == 'p' ? parse_number(s.substr(1)) : std::nullopt;
+    if (!index) throw Error{quoted(s) + " is not a param (p0, p1, ...)"};
+    if (*index >= current_->info.n_params) {
       throw Error{"param " + quoted(s) + " is out of range; function " +
                   quoted(current_->info.name) + " takes " +
                   std::to_string(current_->info.n_params) + " params"};
     }
-    return static_cast<std::uint8_t>(index);
+    return static_cast<std::uint8_t>(*index);
   }
 
   // A memory space: "scratch" or a buffer param "pN".

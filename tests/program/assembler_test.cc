@@ -157,6 +157,10 @@ TEST(Assembler, ParamOutOfRangeIsAnError) {
             "line 2: param 'p2' is out of range; function 'f' takes 2 params");
   EXPECT_EQ(assembly_error("func f params=2\n param r1, 1\n ret\nend\n"),
             "line 2: '1' is not a param (p0, p1, ...)");
+  EXPECT_EQ(assembly_error("func f params=2\n param r1, pq\n ret\nend\n"),
+            "line 2: 'pq' is not a param (p0, p1, ...)");
+  EXPECT_EQ(assembly_error("func f params=2\n param r1, p300\n ret\nend\n"),
+            "line 2: param 'p300' is out of range; function 'f' takes 2 params");
 }
 
 TEST(Assembler, MemoryAccessToParamThatIsNoBufferIsAnError) {
@@ -200,6 +204,14 @@ TEST(Assembler, LabelAtTheEndOfAFunctionIsAnError) {
             "instruction");
 }
 
+TEST(Assembler, LabelLongerThanLimitIsAnError) {
+  const std::string label(kMaxNameBytes + 1, 'l');
+  EXPECT_EQ(assembly_error("func f\n" + label + ": jmp " + label + "\nend\n"),
+            "line 2: label '" + label + "' is longer than 64 bytes");
+  const std::string longest(kMaxNameBytes, 'l');
+  EXPECT_EQ(assembly_error("func f\n" + longest + ": jmp " + longest + "\nend\n"), "");
+}
+
 TEST(Assembler, LabelOutsideAFunctionIsAnError) {
   EXPECT_EQ(assembly_error("x:\nfunc f\n ret\nend\n"), "line 1: label 'x' is outside a function");
 }
@@ -228,6 +240,9 @@ TEST(Assembler, FunctionInsideAFunctionIsAnError) {
 
 TEST(Assembler, EndOutsideAFunctionIsAnError) {
   EXPECT_EQ(assembly_error("end\n"), "line 1: 'end' outside a function");
+}
+
+TEST(Assembler, EndWithOperandsIsAnError) {
   EXPECT_EQ(assembly_error("func f\n ret\nend now\n"), "line 3: 'end' takes no operands");
 }
 

@@ -269,6 +269,7 @@ bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why
   if (!aligned(body)) return fail(why, "handover", "body not 8-byte aligned (receiver bug)");
   if (!read_fixed(body, out.fixed, "handover", why)) return false;
   const Handover& h = out.fixed;
+  if (h.device >= kMaxDevices) return fail(why, "handover", "device past the maximum");
   if (h.n_waits > kMaxWaits) return fail(why, "handover", "too many waits");
   if (h.n_parts > kMaxParts) return fail(why, "handover", "too many parts");
   if (h.n_words > kMaxWords) return fail(why, "handover", "too many words");
@@ -303,6 +304,11 @@ bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why
         }
         break;
       case PartKind::kWords:
+        for (auto r : p.words.reserved) {
+          if (r != 0) {
+            return fail(why, "handover", "part " + std::to_string(i) + ": reserved bytes set");
+          }
+        }
         words += p.words.n_words;
         break;
       default:
@@ -345,7 +351,9 @@ bool decode(std::span<const std::byte> body, FailureView& out, std::string& why)
 }
 
 bool decode(std::span<const std::byte> body, Close& out, std::string& why) {
-  return exact(body, out, "close", why);
+  if (!exact(body, out, "close", why)) return false;
+  if (out.reserved != 0) return fail(why, "close", "reserved field set");
+  return true;
 }
 
 bool decode(std::span<const std::byte> body, Ping& out, std::string& why) {

@@ -1,0 +1,178 @@
+// A hostile or broken client against a real rig-agent: each bad frame gets a failure message
+// with a clear reason, the job ends, and the agent serves the next job (DESIGN invariant 8).
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <cstring>
+
+#include "agent_process.h"
+#include "raw_peer.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+
+namespace rig::test {
+namespace {
+
+class BadClient : public ::testing::Test {
+ protected:
+  // The agent must still serve a well-behaved job.
+  void TearDown() override {
+    ASSERT_TRUE(agent_.alive());
+    auto job = remote::Job::create();
+    remote::Link& link = job->connect(agent_.endpoint());
+    harness::Driven dev(link, 1);
+    auto region = dev->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(region);
+    std::vector<std::byte> up(4096, std::byte{7}), down(4096);
+    harness::Work w;
+    w.to_device(up.data(), *region, 0, 4096).to_host(*region, 0, down.data(), 4096);
+    dev.wait(dev.run(w));
+    EXPECT_EQ(up, down);
+  }
+
+  static wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes) {
+    wire::Part p{};
+    p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+    p.copy.src = src;
+    p.copy.dst = dst;
+    p.copy.rows = 1;
+    p.copy.row_bytes = bytes;
+    p.copy.src_pitch = bytes;
+    p.copy.dst_pitch = bytes;
+    return p;
+  }
+  static wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
+    wire::Side s{};
+    s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
+    s.handle = id;
+    s.offset = offset;
+    return s;
+  }
+  // Allocates object `id` of `bytes` on device 1 and waits for the answer.
+  static void alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes) {
+    wire::Request r{};
+    r.id = 1;
+    r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+    r.device = 1;
+    r.object = id;
+    r.arg0 = bytes;
+    ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
+    RawFrame f;
+    ASSERT_TRUE(read_frame(c.fd(), f));
+    ASSERT_EQ(f.header.type, static_cast<std::uint16_t>(wire::MsgType::kAnswer));
+  }
+  static void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value,
+                            const std::vector<wire::Part>& parts) {
+    const wire::Handover h{device, 0, value, static_cast<std::uint32_t>(parts.size()), 0};
+    ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, std::as_bytes(std::span(parts))));
+  }
+
+  AgentProcess agent_;
+};
+
+TEST_F(BadClient, GarbageInsteadOfHelloIsRefused) {
+  RawClient c(agent_.endpoint());
+  const char junk[] = "GET / HTTP/1.1\r\n\r\n";
+  write_all(c.fd(), junk, sizeof junk);
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("hello"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, WrongProtocolVersionIsRefused) {
+  RawClient c(agent_.endpoint());
+  send_msg(c.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, 7, 0, 0, 0});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("version 7"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, OversizedFrameIsRefusedBeforeItsBodyIsRead) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  const wire::FrameHeader h{0xffffff00u, static_cast<std::uint16_t>(wire::MsgType::kHandover), 0};
+  write_all(c.fd(), &h, sizeof h);
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("longer than the maximum"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, HandoverNamingNoObjectFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  send_handover(c, 1, 1, {copy_part(object(111), object(222), 64)});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("object 111, which does not exist"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, CopyPastTheObjectFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  send_handover(c, 1, 1, {copy_part(object(5), object(5, 32), 64)});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("reaches byte 96 of object 5, which has 64"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, CopyWhoseRangeOverflowsIsRejected) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  send_handover(c, 1, 1, {copy_part(object(5, ~0ull - 8), object(5), 64)});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("overflows"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, ValuesThatDoNotIncreaseFailTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  send_handover(c, 1, 3, {copy_part(object(5), object(5), 64)});
+  send_handover(c, 1, 3, {copy_part(object(5), object(5), 64)});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("is not above the previous one"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, BytesThatFollowNoHandoverFailTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  std::byte payload[8]{};
+  send_msg(c.fd(), wire::MsgType::kBytes, wire::Bytes{1, 0, 1, 0, 8, 0}, payload);
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("bytes that follow no handover"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, AllocPastTheBudgetIsRefusedNotFatal) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  wire::Request r{};
+  r.id = 9;
+  r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+  r.device = 1;
+  r.object = 77;
+  r.arg0 = 1ull << 40;
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
+  RawFrame f;
+  ASSERT_TRUE(read_frame(c.fd(), f));
+  wire::AnswerView a;
+  std::string why;
+  ASSERT_TRUE(wire::decode(f.bytes(), a, why)) << why;
+  EXPECT_EQ(a.fixed.id, 9u);
+  EXPECT_EQ(a.fixed.status, static_cast<std::uint16_t>(wire::AnswerStatus::kRefused));
+  EXPECT_NE(std::string(a.text).find("no room"), std::string::npos);
+}
+
+TEST_F(BadClient, PeerThatVanishesMidHandoverEndsOnlyItsJob) {
+  {
+    RawClient c(agent_.endpoint());
+    c.hello();
+    wire::Side client{};
+    client.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+    alloc(c, 5, 1 << 20);
+    send_handover(c, 1, 1, {copy_part(client, object(5), 1 << 20)});
+    std::byte payload[100]{};
+    send_msg(c.fd(), wire::MsgType::kBytes, wire::Bytes{1, 0, 1, 0, 1 << 20, 0}, {});
+    write_all(c.fd(), payload, sizeof payload);  // then the client vanishes
+  }
+}
+
+}  // namespace
+}  // namespace rig::test

@@ -1,0 +1,255 @@
+// A hostile or broken agent: every bad report fails the job with a clear reason, writes nothing
+// into this process's memory, and wakes every blocked call (DESIGN invariants 2, 7, 8).
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "raw_peer.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+#include "rig/remote/proxy.h"
+
+namespace rig::test {
+namespace {
+
+using harness::Driven;
+using harness::Work;
+using remote::Job;
+
+// Waits until the job has failed and returns its root cause ("" if it never fails).
+std::string root_cause(Job& job) {
+  for (int i = 0; i < 5000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return job.failed() ? job.fault_text() : std::string();
+}
+
+// Reads frames until a handover arrives; returns its value (0 if none).
+std::uint64_t read_handover(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kHandover)) {
+      wire::HandoverView h;
+      std::string why;
+      return wire::decode(f.bytes(), h, why) ? h.fixed.value : 0;
+    }
+  }
+  return 0;
+}
+
+// Answers the next request (an alloc) with Ok.
+void answer_next_request(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
+      wire::RequestView r;
+      std::string why;
+      ASSERT_TRUE(wire::decode(f.bytes(), r, why)) << why;
+      send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
+      return;
+    }
+  }
+}
+
+// Keeps the connection open until the client goes.
+void drain(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+  }
+}
+
+TEST(HostileAgent, UnknownFrameTypeFailsTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    const wire::FrameHeader h{0, 99, 0};
+    write_all(fd, &h, sizeof h);
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("protocol violation by the agent"), std::string::npos) << why;
+  EXPECT_NE(why.find("unknown type"), std::string::npos) << why;
+  job->close();
+}
+
+TEST(HostileAgent, BytesForADeviceNeverRegisteredFailTheJob) {
+  FakeAgent agent(2, [](int fd) {
+    std::byte payload[16]{};
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{2, 0, 1, 0, 16, 0}, payload);
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("never registered"), std::string::npos) << why;
+  job->close();
+}
+
+TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    std::vector<std::byte> payload(128, std::byte{0x11});
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 128, 0}, payload);
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  std::vector<std::byte> buf(256, std::byte{0xaa});
+  Work w;
+  w.to_host(*region, 0, buf.data(), 64);
+  dev.run(w);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("do not match the pending copy"), std::string::npos) << why;
+  for (std::byte b : buf) ASSERT_EQ(b, std::byte{0xaa});
+  EXPECT_EQ(dev->signaled(), 0u);
+  job->close();
+}
+
+TEST(HostileAgent, BytesOfAnotherValueWriteNothing) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    std::vector<std::byte> payload(64, std::byte{0x22});
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v + 1, 0, 64, 0}, payload);
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  std::vector<std::byte> buf(64, std::byte{0xaa});
+  Work w;
+  w.to_host(*region, 0, buf.data(), 64);
+  dev.run(w);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("do not match the pending copy"), std::string::npos) << why;
+  for (std::byte b : buf) ASSERT_EQ(b, std::byte{0xaa});
+  job->close();
+}
+
+TEST(HostileAgent, DoneAboveTheLastSubmittedValueFailsTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v + 5});
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  Work w;
+  w.between(*region, 0, *region, 0, 64);
+  const std::uint64_t v = dev.run(w);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("above the last value submitted"), std::string::npos) << why;
+  EXPECT_LT(dev->signaled(), v);
+  job->close();
+}
+
+TEST(HostileAgent, DoneBeforeItsCopyLandedFailsTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  std::vector<std::byte> buf(64);
+  Work w;
+  w.to_host(*region, 0, buf.data(), 64);
+  dev.run(w);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("while copy part 0"), std::string::npos) << why;
+  EXPECT_EQ(dev->signaled(), 0u);
+  job->close();
+}
+
+TEST(HostileAgent, AnswerToNoRequestFailsTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    send_msg(fd, wire::MsgType::kAnswer, wire::Answer{12345, 0, 0, 0, 0});
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("to no pending request"), std::string::npos) << why;
+  job->close();
+}
+
+TEST(HostileAgent, HangingUpWakesABlockedAllocWithFault) {
+  FakeAgent agent(1, [](int fd) {
+    RawFrame f;
+    read_frame(fd, f);  // the alloc request: never answered
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ::shutdown(fd, SHUT_RDWR);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  try {
+    dev->alloc(edge::Memory::kDevice, 64);
+    FAIL() << "alloc returned although the agent hung up";
+  } catch (const edge::Fault& f) {
+    EXPECT_NE(std::string(f.what()).find("the agent closed the connection"), std::string::npos) << f.what();
+  }
+}
+
+TEST(HostileAgent, AgentFailureBecomesTheRootCauseOfEveryCall) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::string text = "device 1 caught fire";
+    send_msg(fd, wire::MsgType::kFailure, wire::Failure{1, static_cast<std::uint32_t>(text.size())},
+             std::as_bytes(std::span(text)));
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("device 1 caught fire"), std::string::npos) << why;
+  EXPECT_THROW(dev->sleep(dev->signaled(), 10), edge::Fault);
+  EXPECT_THROW(dev->alloc(edge::Memory::kDevice, 64), edge::Fault);
+  Work w;
+  w.between(*region, 0, *region, 0, 64);
+  const auto s = dev.submit(w);
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_EQ(s.why, why);
+  // stop writes the last value given to submit, also one whose submit failed.
+  dev.stop();
+  EXPECT_EQ(dev->signaled(), s.value);
+}
+
+TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {
+  FakeAgent agent(
+      1,
+      [](int fd) {
+        send_msg(fd, wire::MsgType::kWelcome, wire::Welcome{wire::kMagic, wire::kVersion, 0, 0, 0});
+        drain(fd);
+      },
+      /*welcome=*/false);
+  auto job = Job::create();
+  try {
+    job->connect(agent.endpoint());
+    FAIL() << "connect took a welcome with no accounts";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("account count"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace rig::test

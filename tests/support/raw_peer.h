@@ -1,0 +1,69 @@
+// A raw protocol peer for tests: sends and reads frames on a plain fd, so tests can play a
+// hostile agent against the proxy, or a hostile client against rig-agent.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rig/wire/codec.h"
+
+namespace rig::test {
+
+struct RawFrame {
+  wire::FrameHeader header{};
+  std::vector<std::uint64_t> body;  // 8-byte aligned storage
+  std::span<const std::byte> bytes() const {
+    return {reinterpret_cast<const std::byte*>(body.data()), header.length};
+  }
+};
+
+// Writes all of `data`; false once the peer is gone.
+bool write_all(int fd, const void* data, std::size_t n);
+// Reads a frame (header and whole body); false at end of stream or error.
+bool read_frame(int fd, RawFrame& out, std::uint32_t max_body = 64u << 20);
+
+template <class M>
+bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byte> tail = {}) {
+  const auto f = wire::frame(type, msg, tail.size());
+  return write_all(fd, &f, sizeof f) && (tail.empty() || write_all(fd, tail.data(), tail.size()));
+}
+
+// The accounts of a fake agent: the host and `devices` simulated devices.
+std::vector<wire::Account> fake_accounts(std::uint32_t devices);
+
+// A fake agent on a loopback port: accepts one connection, answers the hello with a welcome of
+// fake_accounts(devices), then runs `script` on the connection's fd in a thread of its own.
+class FakeAgent {
+ public:
+  FakeAgent(std::uint32_t devices, std::function<void(int fd)> script, bool welcome = true);
+  ~FakeAgent();
+  std::string endpoint() const;
+  void join();
+
+ private:
+  int listen_fd_ = -1;
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+// A raw client of a real rig-agent: connects; hello() does the handshake.
+class RawClient {
+ public:
+  explicit RawClient(const std::string& endpoint);
+  ~RawClient();
+  int fd() const { return fd_; }
+  // Sends hello and reads the welcome; returns the accounts.
+  std::vector<wire::Account> hello();
+  // Reads frames until a kFailure (returns its text) or end of stream (returns "").
+  std::string failure_text();
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace rig::test
