@@ -4,6 +4,29 @@
 
 namespace rig::remote {
 
+namespace {
+// Link tags are unique among the links alive in this process, so that an id names the link
+// that made it, also across jobs (room refuses memory of another link from the id alone).
+std::mutex g_tags_mu;
+std::vector<bool> g_tags_used(1u << 16, false);
+}  // namespace
+
+std::uint16_t take_link_tag() {
+  std::lock_guard lock(g_tags_mu);
+  for (std::uint32_t t = 1; t < g_tags_used.size(); ++t) {
+    if (!g_tags_used[t]) {
+      g_tags_used[t] = true;
+      return static_cast<std::uint16_t>(t);
+    }
+  }
+  throw std::runtime_error("this process has 65535 links open already");
+}
+
+void give_link_tag(std::uint16_t tag) {
+  std::lock_guard lock(g_tags_mu);
+  g_tags_used[tag] = false;
+}
+
 std::shared_ptr<Job> Job::create() { return std::shared_ptr<Job>(new Job()); }
 
 Job::~Job() {
@@ -13,11 +36,8 @@ Job::~Job() {
 
 Link& Job::connect(const std::string& endpoint, const LinkOptions& options) {
   check();
-  // relaxed: tags only need to be unique.
-  const std::uint32_t tag = next_tag_.fetch_add(1, std::memory_order_relaxed);
-  if (tag > 0xfffe) throw std::runtime_error("a job links at most 65534 agents");
   // Connects and does the handshake outside the lock (it may take a while).
-  auto link = std::make_unique<Link>(*this, static_cast<std::uint16_t>(tag), endpoint, options);
+  auto link = std::make_unique<Link>(*this, endpoint, options);
   std::lock_guard lock(links_mu_);
   if (over()) {
     link->shutdown();

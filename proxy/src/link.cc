@@ -55,11 +55,12 @@ void handshake_recv(int fd, void* buf, std::size_t n, const std::string& endpoin
 
 }  // namespace
 
-Link::Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions& options)
-    : job_(job), tag_(tag), endpoint_(std::move(endpoint)) {
-  const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
-  const int fd = engine::tcp_connect(ep);
+Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
+    : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)) {
+  int fd = -1;
   try {
+    const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
+    fd = engine::tcp_connect(ep);
     // The handshake runs on the blocking fd with a time bound, before any backend owns it.
     const auto hello = wire::frame(wire::MsgType::kHello,
                                    wire::Hello{wire::kMagic, wire::kVersion, 0,
@@ -95,7 +96,8 @@ Link::Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions&
     }
     accounts_.assign(welcome.accounts.begin(), welcome.accounts.end());
   } catch (...) {
-    ::close(fd);
+    if (fd >= 0) ::close(fd);
+    give_link_tag(static_cast<std::uint16_t>(tag_));
     throw;
   }
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
@@ -106,7 +108,10 @@ Link::Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions&
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
 }
 
-Link::~Link() { join(); }
+Link::~Link() {
+  join();
+  give_link_tag(static_cast<std::uint16_t>(tag_));
+}
 
 void Link::start() {
   receiver_ = std::thread([this] { receive_loop(); });

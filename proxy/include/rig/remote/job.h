@@ -56,7 +56,6 @@ class Job : public std::enable_shared_from_this<Job> {
   std::atomic<bool> claimed_{false};  // the first fail() wins the right to write root_cause_
   std::string root_cause_;
 
-  std::atomic<std::uint32_t> next_tag_{1};
   std::mutex links_mu_;  // cold path only: connect, close, fail
   std::vector<std::unique_ptr<Link>> links_;
 };

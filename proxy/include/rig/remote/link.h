@@ -25,6 +25,10 @@ namespace rig::remote {
 
 class Job;
 struct ProxySlot;
+
+// Process-wide link tags (the top 16 bits of ids): taken by a link, given back by its end.
+std::uint16_t take_link_tag();
+void give_link_tag(std::uint16_t tag);
 struct PendingRequest;
 
 struct LinkOptions {
@@ -96,7 +100,7 @@ class Link {
   void join();
 
   // Internal: made by Job::connect, which then starts the receiving thread.
-  Link(Job& job, std::uint16_t tag, std::string endpoint, const LinkOptions& options);
+  Link(Job& job, std::string endpoint, const LinkOptions& options);
   void start();
 
  private:
@@ -109,7 +113,7 @@ class Link {
   void end_receiver();
 
   Job& job_;
-  const std::uint64_t tag_;
+  const std::uint64_t tag_;  // taken in the constructor, given back in the destructor
   std::string endpoint_;
   engine::Counters counters_;
   std::unique_ptr<engine::Connection> connection_;

@@ -1,0 +1,209 @@
+// The page's Code section and words parts: image, entry, prepare, unload, and a program run
+// on the remote host whose result comes back exact.
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "fixture.h"
+#include "rig/program/program.h"
+
+namespace rig::test {
+namespace {
+
+std::vector<std::byte> assemble(const std::string& text) {
+  auto out = program::assemble(text);
+  if (auto* err = std::get_if<std::string>(&out)) throw std::runtime_error(*err);
+  return std::get<std::vector<std::byte>>(out);
+}
+
+const char* kCounter = R"(
+func counter params=1 buffers=0
+    ld    r0, p0[0]
+    add   r0, r0, 1
+    st    p0[0], r0
+    ret
+end
+func big params=0 scratch=50331648
+    ret
+end
+func medium params=0 scratch=8388608
+    ret
+end
+)";
+
+const char* kAdd = R"(
+func add params=3 buffers=0,1,2
+    size  r0, p2
+    const r2, 0
+    bgeu  r2, r0, done
+loop:
+    ld    r3, p0[r2]
+    ld    r4, p1[r2]
+    add   r3, r3, r4
+    st    p2[r2], r3
+    add   r2, r2, 1
+    bltu  r2, r0, loop
+done:
+    ret
+end
+)";
+
+class Code : public AgentSuite {
+ protected:
+  remote::Image load(Driven& host, const char* text) {
+    auto r = host->image(std::span<const std::byte>(assemble(text)));
+    if (auto* why = std::get_if<std::string>(&r)) throw std::runtime_error(*why);
+    return std::get<edge::Loaded<remote::Region, remote::Image>>(r).image;
+  }
+};
+
+TEST_F(Code, AProxyOtherThanTheHostLoadsNoCode) {
+  Driven dev(*link_, 1);
+  const std::uint64_t before = sent();
+  auto r = dev->image(std::span<const std::byte>(assemble(kCounter)));
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_NE(std::get<std::string>(r).find("loads no code"), std::string::npos);
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Code, TheHostRefusesABinaryWithTheVerifiersReason) {
+  Driven host(*link_, 0);
+  const std::string junk = "RIGPnot a program at all";
+  auto r = host->image(std::as_bytes(std::span(junk)));
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_FALSE(std::get<std::string>(r).empty());
+  EXPECT_FALSE(job_->failed());
+}
+
+TEST_F(Code, EntryIsEntryOrAbsentAndASecondCallMakesNothingNew) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const edge::EntryAnswer e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  const std::uint64_t before = sent();
+  const edge::EntryAnswer again = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(again));
+  EXPECT_EQ(std::get<edge::Entry>(again).function, std::get<edge::Entry>(e).function);
+  EXPECT_EQ(sent(), before);  // answered from what the first call made
+  EXPECT_TRUE(std::holds_alternative<edge::Absent>(host->entry(img, "nope")));
+}
+
+TEST_F(Code, EntryOfAFunctionNeedingMoreThanTheDeviceOffersThrowsInvalidArgument) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  try {
+    host->entry(img, "big");
+    FAIL() << "entry of a function whose scratch exceeds the host's budget";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the host offers"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Code, EntryIsNoMemoryWhenTheDeviceLacksTheRoomAndMakesNothing) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  auto hog = host->alloc(edge::Memory::kDevice, 30u << 20);
+  ASSERT_TRUE(hog);
+  const edge::EntryAnswer e = host->entry(img, "medium");
+  ASSERT_TRUE(std::holds_alternative<edge::NoMemory>(e));
+  EXPECT_EQ(std::get<edge::NoMemory>(e).bytes, 8u << 20);
+  host->free(*hog);
+  // rig reclaims and asks again: now it fits.
+  edge::EntryAnswer later = e;
+  for (int i = 0; i < 100 && !std::holds_alternative<edge::Entry>(later); ++i) later = host->entry(img, "medium");
+  EXPECT_TRUE(std::holds_alternative<edge::Entry>(later));
+}
+
+TEST_F(Code, PrepareStartsOnceAndTheNextEntryAnswersAsIfItMadeIt) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const std::uint64_t before = sent();
+  host->prepare(img, "counter");
+  const std::uint64_t after_one = sent();
+  EXPECT_GT(after_one, before);
+  host->prepare(img, "counter");  // started already: starts nothing
+  EXPECT_EQ(sent(), after_one);
+  EXPECT_TRUE(std::holds_alternative<edge::Entry>(host->entry(img, "counter")));
+  host->prepare(img, "counter");  // has an entry: starts nothing
+  host->prepare(img, "nope");     // reports nothing, failures included
+  EXPECT_TRUE(std::holds_alternative<edge::Absent>(host->entry(img, "nope")));
+  EXPECT_FALSE(job_->failed());
+}
+
+TEST_F(Code, AProgramRunsOnTheRemoteHostAndItsResultComesBackExact) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kAdd);
+  const auto e = host->entry(img, "add");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  constexpr std::size_t kWords = 100000;
+  std::vector<std::uint32_t> a(kWords), b(kWords), c(kWords, 0);
+  std::mt19937 rng(5);
+  for (auto& x : a) x = rng();
+  for (auto& x : b) x = rng();
+  auto ra = host->alloc(edge::Memory::kDevice, kWords * 4);
+  auto rb = host->alloc(edge::Memory::kDevice, kWords * 4);
+  auto rc = host->alloc(edge::Memory::kDevice, kWords * 4);
+  ASSERT_TRUE(ra && rb && rc);
+  Work w;
+  w.to_device(a.data(), *ra, 0, kWords * 4)
+      .to_device(b.data(), *rb, 0, kWords * 4)
+      .words(img.id, std::get<edge::Entry>(e).function,
+             {static_cast<std::uint32_t>(ra->id), static_cast<std::uint32_t>(rb->id),
+              static_cast<std::uint32_t>(rc->id)})
+      .to_host(*rc, 0, c.data(), kWords * 4);
+  host.wait(host.run(w));
+  for (std::size_t i = 0; i < kWords; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "word " << i;
+}
+
+TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const auto e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  const std::uint32_t fn = std::get<edge::Entry>(e).function;
+  auto r = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  const std::uint32_t zero[16] = {};
+  std::uint32_t after_two = 0, after_three = 0;
+  const auto id = static_cast<std::uint32_t>(r->id);
+  Work w;
+  w.to_device(zero, *r, 0, 64, RIG_QUEUE_COPY)
+      .words(img.id, fn, {id}, RIG_QUEUE_COMPUTE)
+      .words(img.id, fn, {id}, RIG_QUEUE_COPY)
+      .to_host(*r, 0, &after_two, 4, RIG_QUEUE_COPY)
+      .words(img.id, fn, {id}, RIG_QUEUE_COMPUTE)
+      .to_host(*r, 0, &after_three, 4, RIG_QUEUE_COMPUTE);
+  host.wait(host.run(w));
+  EXPECT_EQ(after_two, 2u);
+  EXPECT_EQ(after_three, 3u);
+}
+
+TEST_F(Code, UnloadIsSentAfterEarlierWork) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const auto e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  auto r = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  std::uint32_t out = 7;
+  const std::uint32_t zero[16] = {};
+  Work w;
+  w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
+                                      {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
+  const std::uint64_t v = host.run(w);
+  host->unload(img);
+  host.wait(v);
+  EXPECT_EQ(out, 1u);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Code, ImageAndEntryRaiseFaultOnceTheJobFailed) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  job_->fail("gone");
+  EXPECT_THROW(host->image(std::span<const std::byte>(assemble(kCounter))), edge::Fault);
+  EXPECT_THROW(host->entry(img, "counter"), edge::Fault);
+}
+
+}  // namespace
+}  // namespace rig::test

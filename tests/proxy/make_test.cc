@@ -1,0 +1,119 @@
+// The page's "Proxies" section: device and make.
+#include <cstring>
+
+#include "fixture.h"
+
+namespace rig::test {
+namespace {
+
+using remote::abi::Device;
+using remote::abi::Host;
+
+class Make : public AgentSuite {};
+
+TEST_F(Make, DescribeRegistersAndSendsNothingAndNamesTheProxyAfterTheAccount) {
+  const std::uint64_t before = sent();
+  const remote::Device d = remote::device(*link_, *link_->account(2), Device{2});
+  EXPECT_EQ(d.name(), "sim2");
+  EXPECT_EQ(sent(), before);
+  EXPECT_EQ(link_->slot(2), nullptr);
+}
+
+TEST_F(Make, MakeRegistersAndSendsNothing) {
+  const std::uint64_t before = sent();
+  alignas(8) std::uint64_t word = 0;
+  auto p = remote::device(*link_, *link_->account(1), Device{1}).make(&word);
+  EXPECT_EQ(sent(), before);
+  EXPECT_NE(link_->slot(1), nullptr);
+  EXPECT_EQ(p->name(), "sim1");
+  p->stop(std::nullopt);
+}
+
+TEST_F(Make, ValuesStartAfterTheValueTheWordHolds) {
+  Driven dev(*link_, 1, /*initial_word=*/1000);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  const std::uint64_t v = dev.run(w);
+  EXPECT_EQ(v, 1001u);
+  dev.wait(v);
+  EXPECT_EQ(dev->signaled(), 1001u);
+}
+
+TEST_F(Make, AMisalignedWordIsRejected) {
+  alignas(8) unsigned char bytes[16] = {};
+  auto* misaligned = reinterpret_cast<std::uint64_t*>(bytes + 4);
+  EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{1}).make(misaligned), std::invalid_argument);
+  EXPECT_EQ(link_->slot(1), nullptr);
+}
+
+TEST_F(Make, HostCapabilityForAnAccountOtherThanZeroIsRejected) {
+  alignas(8) std::uint64_t word = 0;
+  EXPECT_THROW(remote::device(*link_, *link_->account(1), Host{}).make(&word), std::invalid_argument);
+  EXPECT_EQ(link_->slot(1), nullptr);
+}
+
+TEST_F(Make, DeviceCapabilityWithAnotherIdIsRejected) {
+  alignas(8) std::uint64_t word = 0;
+  EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{2}).make(&word), std::invalid_argument);
+  EXPECT_EQ(link_->slot(1), nullptr);
+}
+
+TEST_F(Make, ASecondProxyOfTheSameDeviceIsRejectedAndTheFirstKeepsWorking) {
+  Driven first(*link_, 1);
+  alignas(8) std::uint64_t word = 0;
+  EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{1}).make(&word), std::invalid_argument);
+  auto r = first->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  first.wait(first.run(w));
+}
+
+TEST_F(Make, AClosedProxyThatHandedWorkOverKeepsItsAccountTaken) {
+  {
+    Driven first(*link_, 1);
+    auto r = first->alloc(edge::Memory::kDevice, 64);
+    ASSERT_TRUE(r);
+    Work w;
+    w.between(*r, 0, *r, 0, 64);
+    first.wait(first.run(w));
+  }
+  alignas(8) std::uint64_t word = 0;
+  EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{1}).make(&word), std::invalid_argument);
+}
+
+TEST_F(Make, AClosedProxyThatHandedNoneOverFreesItsAccount) {
+  { Driven first(*link_, 1); }
+  Driven second(*link_, 1);
+  auto r = second->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  second.wait(second.run(w));
+}
+
+TEST_F(Make, AFreeAfterAnOldProxysStopTouchesNothingOfTheNewOne) {
+  std::optional<remote::Region> old_region;
+  {
+    Driven old(*link_, 2);
+    old_region = old->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(old_region);
+    old.stop();
+    // rig may free after stop; here it frees after a new proxy of the account was made.
+    Driven fresh(*link_, 2);
+    auto r = fresh->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(r);
+    std::vector<std::byte> up(4096, std::byte{9}), down(4096);
+    old->free(*old_region);
+    Work w;
+    w.to_device(up.data(), *r, 0, 4096).to_host(*r, 0, down.data(), 4096);
+    fresh.wait(fresh.run(w));
+    EXPECT_EQ(up, down);
+    EXPECT_FALSE(job_->failed()) << job_->fault_text();
+  }
+}
+
+}  // namespace
+}  // namespace rig::test

@@ -1,0 +1,216 @@
+// The page's driver calls on memory: key, facts, alloc, free, locate, peer, map_peer,
+// map_host, dma, grow, capability.
+#include <signal.h>
+
+#include <cstring>
+
+#include "fixture.h"
+
+namespace rig::test {
+namespace {
+
+class Memory : public AgentSuite {};
+
+TEST_F(Memory, KeyIsTheSameForEveryProxy) {
+  Driven a(*link_, 1), b(*link_, 0);
+  EXPECT_EQ(a->key(), b->key());
+  EXPECT_NE(a->key(), nullptr);
+}
+
+TEST_F(Memory, FactsAreThePagesTable) {
+  Driven dev(*link_, 1);
+  const auto f = dev->facts();
+  const wire::Account& a = *link_->account(1);
+  EXPECT_EQ(f.arch, "sim");
+  EXPECT_EQ(f.budget, a.budget);
+  EXPECT_EQ(f.queues, (std::vector<std::string>{"COMPUTE:0", "COPY:0"}));
+  ASSERT_TRUE(f.copy_engine);
+  EXPECT_EQ(f.copy_engine->count, 1);
+  EXPECT_EQ(f.copy_engine->queue, "COPY:0");
+  EXPECT_EQ(f.completion, edge::Completion::kHost);
+  EXPECT_TRUE(f.waits.hosts);
+  EXPECT_EQ(f.waits.most, UINT64_MAX);
+  EXPECT_TRUE(f.may_block);
+  EXPECT_FALSE(f.hang_ms);
+  EXPECT_FALSE(f.maps_host);
+  EXPECT_FALSE(f.host_addresses);
+  EXPECT_EQ(f.cache_bytes, a.cache_bytes);
+  EXPECT_EQ(f.word.kind, remote::Region::Kind::kWord);
+  EXPECT_EQ(f.word.word, dev.word());
+  EXPECT_FALSE(f.bus);
+  ASSERT_TRUE(std::holds_alternative<remote::abi::Device>(dev->capability()));
+  EXPECT_EQ(std::get<remote::abi::Device>(dev->capability()).id, 1u);
+  Driven host(*link_, 0);
+  EXPECT_EQ(host->facts().arch, "x86_64");
+  EXPECT_TRUE(std::holds_alternative<remote::abi::Host>(host->capability()));
+}
+
+TEST_F(Memory, AllocTakesOnlyPositiveMultiplesOfAWord) {
+  Driven dev(*link_, 1);
+  EXPECT_THROW(dev->alloc(edge::Memory::kDevice, 0), std::invalid_argument);
+  EXPECT_THROW(dev->alloc(edge::Memory::kDevice, 6), std::invalid_argument);
+  EXPECT_TRUE(dev->alloc(edge::Memory::kDevice, 8));
+}
+
+TEST_F(Memory, AllocPastTheBudgetIsNone) {
+  Driven dev(*link_, 1);
+  const std::uint64_t budget = dev->facts().budget;
+  auto most = dev->alloc(edge::Memory::kDevice, budget - 1024);
+  ASSERT_TRUE(most);
+  EXPECT_FALSE(dev->alloc(edge::Memory::kDevice, 2048));
+  dev->free(*most);
+  // The agent releases it (after every earlier message): the room comes back.
+  std::optional<remote::Region> again;
+  for (int i = 0; i < 100 && !again; ++i) again = dev->alloc(edge::Memory::kDevice, 2048);
+  EXPECT_TRUE(again);
+}
+
+TEST_F(Memory, AllocOfAMemoryTheDeviceLacksIsNone) {
+  Driven dev(*link_, 1);
+  EXPECT_FALSE(dev->alloc(edge::Memory::kHost, 64));
+}
+
+TEST_F(Memory, FreeOfTheWordSendsNothing) {
+  Driven dev(*link_, 1);
+  const std::uint64_t before = sent();
+  dev->free(dev->facts().word);
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Memory, FreeComesAfterEarlierWorkAndTheAgentKeepsTheMemoryForIt) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto src = a->alloc(edge::Memory::kDevice, 1 << 20);
+  auto gate = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(src && gate);
+  std::vector<std::byte> up(1 << 20), down(1 << 20);
+  for (std::size_t i = 0; i < up.size(); ++i) up[i] = static_cast<std::byte>(i * 7);
+  Work fill;
+  fill.to_device(up.data(), *src, 0, up.size());
+  a.wait(a.run(fill));
+  // This work waits on b's next value, which is not submitted yet: it stays pending on the agent.
+  Work held;
+  held.wait(b.word(), 2, b.last_value() + 1).to_host(*src, 0, down.data(), down.size());
+  const std::uint64_t v = a.run(held);
+  a->free(*src);  // sent after the handover; the agent must keep the memory for it
+  Work go;
+  go.between(*gate, 0, *gate, 0, 64);
+  b.wait(b.run(go));
+  a.wait(v);
+  EXPECT_EQ(up, down);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Memory, LocateOfMemoryIsItsHandleAlone) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  const edge::Location l = remote::Proxy::locate(*r);
+  EXPECT_EQ(l.handle, r->id);
+  EXPECT_FALSE(l.address);
+  EXPECT_FALSE(l.host);
+}
+
+TEST_F(Memory, LocateOfTheWordIsTheDeviceIdItsAddressAndHandleZero) {
+  Driven dev(*link_, 2);
+  const edge::Location l = remote::Proxy::locate(dev->facts().word);
+  ASSERT_TRUE(l.address);
+  EXPECT_EQ(*l.address, 2u);
+  ASSERT_TRUE(l.host);
+  EXPECT_EQ(*l.host, reinterpret_cast<std::uintptr_t>(dev.word()));
+  EXPECT_EQ(l.handle, 0u);
+}
+
+TEST_F(Memory, PeerFollowsTheAccountWithTheLargerId) {
+  Driven a(*link_, 1), b(*link_, 3);
+  const bool expect = (link_->account(3)->reaches >> 1) & 1u;
+  EXPECT_EQ(remote::Proxy::peer(a.proxy(), b.proxy()), expect);
+  EXPECT_EQ(remote::Proxy::peer(b.proxy(), a.proxy()), expect);
+  EXPECT_TRUE(expect);  // the agent's simulated devices reach each other
+  // Also once either is lost.
+  b.stop();
+  EXPECT_EQ(remote::Proxy::peer(a.proxy(), b.proxy()), expect);
+}
+
+TEST_F(Memory, PeerAndMapPeerAcrossLinksAreFalseAndNone) {
+  auto other_job = remote::Job::create();
+  remote::Link& other = other_job->connect(agent_->endpoint());
+  Driven a(*link_, 1), b(other, 1);
+  EXPECT_FALSE(remote::Proxy::peer(a.proxy(), b.proxy()));
+  auto r = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  const std::uint64_t before = sent();
+  EXPECT_FALSE(a->map_peer(b.proxy(), *r));
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Memory, AWordMapsAsItself) {
+  Driven a(*link_, 1), b(*link_, 2);
+  const remote::Region w = b->facts().word;
+  const std::uint64_t before = sent();
+  auto m = a->map_peer(b.proxy(), w);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, remote::Region::Kind::kWord);
+  EXPECT_EQ(m->word, w.word);
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Memory, MapPeerMakesANewObjectOverTheSameMemory) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto rb = b->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(rb);
+  auto m = a->map_peer(b.proxy(), *rb);
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->id, rb->id);
+  std::vector<std::byte> up(4096, std::byte{0x3c}), down(4096);
+  Work wb;
+  wb.to_device(up.data(), *rb, 0, 4096);
+  b.wait(b.run(wb));
+  Work wa;
+  wa.to_host(*m, 0, down.data(), 4096);
+  a.wait(a.run(wa));
+  EXPECT_EQ(up, down);
+}
+
+TEST_F(Memory, MapHostIsNone) {
+  Driven dev(*link_, 1);
+  std::vector<std::byte> page(4096);
+  EXPECT_FALSE(dev->map_host(reinterpret_cast<std::uintptr_t>(page.data()), 4096));
+}
+
+TEST_F(Memory, DmaIsAnErrorThatNamesFunctionAndAnotherMachine) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  auto d = dev->dma(*r, "0000:41:00.0");
+  ASSERT_TRUE(std::holds_alternative<std::string>(d));
+  const std::string why = std::get<std::string>(d);
+  EXPECT_NE(why.find("0000:41:00.0"), std::string::npos) << why;
+  EXPECT_NE(why.find("another machine"), std::string::npos) << why;
+  auto bad = dev->dma(*r, "not a bus address");
+  ASSERT_TRUE(std::holds_alternative<std::string>(bad));
+  EXPECT_NE(std::get<std::string>(bad).find("not a bus address"), std::string::npos);
+}
+
+TEST_F(Memory, GrowIsGrownAndRoomNeverAnswersGrow) {
+  Driven dev(*link_, 1);
+  EXPECT_TRUE(std::holds_alternative<edge::Grown>(dev->grow()));
+}
+
+TEST_F(Memory, AllocRaisesFaultOnceTheJobFailedAndFreeThenSendsNothing) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  job_->fail("injected root cause");
+  try {
+    dev->alloc(edge::Memory::kDevice, 64);
+    FAIL() << "alloc after failure";
+  } catch (const edge::Fault& f) {
+    EXPECT_STREQ(f.what(), "injected root cause");
+  }
+  const std::uint64_t before = sent();
+  dev->free(*r);
+  EXPECT_EQ(sent(), before);
+}
+
+}  // namespace
+}  // namespace rig::test

@@ -1,0 +1,182 @@
+// The page's Work section: room and submit.
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "fixture.h"
+
+namespace rig::test {
+namespace {
+
+class Submit : public AgentSuite {};
+
+TEST_F(Submit, RoomIsNeverForPartsOtherThanWordsAndCopies) {
+  Driven dev(*link_, 1);
+  rig_part p{};
+  p.kind = RIG_PART_KERNEL;
+  Work w;
+  w.part(p);
+  EXPECT_EQ(dev.room(w), RIG_NEVER);
+}
+
+TEST_F(Submit, RoomIsNeverForWordsOnAProxyOtherThanTheHost) {
+  Driven dev(*link_, 1), host(*link_, 0);
+  Work w;
+  w.words(1, 0, {1, 2});
+  EXPECT_EQ(dev.room(w), RIG_NEVER);
+  EXPECT_EQ(host.room(w), RIG_FITS);
+}
+
+TEST_F(Submit, RoomIsNeverForACopyFromHereAfterACopyIntoHere) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  std::byte a[64], b[64];
+  Work bad;
+  bad.to_host(*r, 0, a, 64).to_device(b, *r, 0, 64);
+  EXPECT_EQ(dev.room(bad), RIG_NEVER);
+  Work good;
+  good.to_device(b, *r, 0, 64).to_host(*r, 0, a, 64);
+  EXPECT_EQ(dev.room(good), RIG_FITS);
+}
+
+TEST_F(Submit, RoomIsNeverForCopiesItCannotRun) {
+  Driven dev(*link_, 1);
+  auto other_job = remote::Job::create();
+  remote::Link& other = other_job->connect(agent_->endpoint());
+  Driven far(other, 1);
+  auto mine = dev->alloc(edge::Memory::kDevice, 64);
+  auto theirs = far->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(mine && theirs);
+  std::byte a[64], b[64];
+  Work both_here;
+  both_here.copy(rig_copy{harness::host_side(a), harness::host_side(b), 1, 64, 64, 64});
+  EXPECT_EQ(dev.room(both_here), RIG_NEVER);
+  Work other_link;
+  other_link.between(*theirs, 0, *mine, 0, 64);
+  EXPECT_EQ(dev.room(other_link), RIG_NEVER);
+}
+
+TEST_F(Submit, RoomIsLaterWhileMoreThan64MiBAreInFlightAndFitsWithNothingInFlight) {
+  Driven a(*link_, 1), gate(*link_, 2);
+  auto big = a->alloc(edge::Memory::kDevice, 80u << 20);
+  auto g = gate->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(big && g);
+  // With nothing in flight, any submission it can run fits, however large.
+  Work huge;
+  huge.wait(gate.word(), 2, 1).between(*big, 0, *big, 0, 80u << 20);
+  ASSERT_EQ(a.room(huge), RIG_FITS);
+  const std::uint64_t v = a.run(huge);  // held on the agent until gate's value 1
+  Work tiny;
+  tiny.between(*big, 0, *big, 0, 64);
+  EXPECT_EQ(a.room(tiny), RIG_LATER);
+  Work open;
+  open.between(*g, 0, *g, 0, 64);
+  gate.wait(gate.run(open));
+  a.wait(v);
+  EXPECT_EQ(a.room(tiny), RIG_FITS);
+}
+
+TEST_F(Submit, WaitsOnProxiesOfTheLinkTravelInTheHandover) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto ra = a->alloc(edge::Memory::kDevice, 64);
+  auto rb = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(ra && rb);
+  Work held;
+  held.wait(b.word(), 2, 1).between(*ra, 0, *ra, 0, 64);
+  const std::uint64_t v = a.run(held);  // returns at once: the agent waits, not submit
+  a->sleep(0, 50);
+  EXPECT_LT(a->signaled(), v);
+  Work go;
+  go.between(*rb, 0, *rb, 0, 64);
+  b.wait(b.run(go));
+  a.wait(v);
+}
+
+TEST_F(Submit, WaitsOnOtherWordsWaitHereBeforeSending) {
+  Driven a(*link_, 1);
+  auto r = a->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  alignas(8) static std::uint64_t local_word = 0;  // a local device's timeline word
+  std::atomic_ref<std::uint64_t>(local_word).store(0, std::memory_order_release);
+  std::atomic<bool> returned{false};
+  const std::uint64_t before = sent();
+  std::thread submitter([&] {
+    Work w;
+    w.wait(&local_word, 0, 3).between(*r, 0, *r, 0, 64);
+    a.wait(a.run(w));
+    returned.store(true, std::memory_order_release);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(returned.load(std::memory_order_acquire));
+  EXPECT_EQ(sent(), before) << "the handover left before its wait was reached";
+  std::atomic_ref<std::uint64_t>(local_word).store(3, std::memory_order_release);
+  submitter.join();
+  EXPECT_TRUE(returned.load(std::memory_order_acquire));
+}
+
+TEST_F(Submit, ACopyFromHereWaitsUntilTheEarlierCopyIntoHereLanded) {
+  Driven dev(*link_, 1);
+  constexpr std::size_t kBytes = 8u << 20;
+  auto src = dev->alloc(edge::Memory::kDevice, kBytes);
+  auto dst = dev->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(src && dst);
+  std::vector<std::byte> pattern(kBytes), bounce(kBytes, std::byte{0}), out(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<std::byte>(i * 13 + 1);
+  Work up;
+  up.to_device(pattern.data(), *src, 0, kBytes);
+  dev.run(up);
+  Work down;
+  down.to_host(*src, 0, bounce.data(), kBytes);
+  dev.run(down);  // not waited for by the test
+  Work back;
+  back.to_device(bounce.data(), *dst, 0, kBytes).to_host(*dst, 0, out.data(), kBytes);
+  dev.wait(dev.run(back));  // submit must read bounce only once down's bytes landed
+  EXPECT_EQ(out, pattern);
+}
+
+TEST_F(Submit, ContiguousRowsGoOutInPlaceAndStridedRowsArePacked) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 1 << 20);
+  ASSERT_TRUE(r);
+  std::vector<std::byte> buf(1 << 20);
+  const std::uint64_t staged0 = link_->counters().bytes_staged.load();
+  Work flat;
+  flat.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 256, 4096, 4096, 4096});
+  dev.wait(dev.run(flat));
+  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0);
+  Work strided;
+  strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 128, 4096, 8192, 8192});
+  dev.wait(dev.run(strided));
+  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0 + 128 * 4096);
+}
+
+TEST_F(Submit, CommitDoesNothing) {
+  Driven dev(*link_, 1);
+  const std::uint64_t before = sent();
+  rig_proxy_commit(dev->c_handle());
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Submit, AfterTheCloseBeganCallsThatAskRaiseAndSubmitFailsWithTheJobIsClosed) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  job_->close();
+  try {
+    dev->alloc(edge::Memory::kDevice, 64);
+    FAIL();
+  } catch (const edge::Fault& f) {
+    EXPECT_STREQ(f.what(), "the job is closed");
+  }
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  const auto s = dev.submit(w);
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_EQ(s.why, "the job is closed");
+  dev->free(*r);  // behaves as before: no throw
+  dev->sleep(dev->signaled(), 10);  // bounded by still_ms, no Fault for a close
+}
+
+}  // namespace
+}  // namespace rig::test
