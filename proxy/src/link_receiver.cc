@@ -88,7 +88,7 @@ void Link::end_receiver() {
   receiver_ended_.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard lock(registry_mu_);
-    for (auto& s : all_slots_) s->write_final();
+    for (auto& s : all_slots_) s->write_final_from_receiver();
   }
   notify();
 }
@@ -167,7 +167,7 @@ bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
   c.landed += b.length;
   if (c.landed == c.total) {
     s->copies.pop();  // seq_cst: the handshake with stop
-    if (s->stopped.load(std::memory_order_seq_cst) && s->copies.drained()) s->write_final();
+    if (s->stopped.load(std::memory_order_seq_cst) && s->copies.drained()) s->write_final_from_receiver();
   }
   return true;
 }
@@ -185,13 +185,23 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
           " above the last value submitted (" + std::to_string(last) + ")";
     return false;
   }
-  if (d.value <= s->word_ref().load(std::memory_order_relaxed)) return true;  // passed: dropped
   if (!s->copies.empty() && s->copies.front().value <= d.value) {
     const ClientCopy& c = s->copies.front();
     why = "done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
           " while copy part " + std::to_string(c.part) + " of value " + std::to_string(c.value) +
           " has " + std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes";
     return false;
+  }
+  // The word of a stopped proxy whose final value is written belongs to the runtime again:
+  // drop the report without touching it (the word holds the last value, >= d.value).
+  s->receiver_busy.store(1, std::memory_order_seq_cst);
+  if (s->stopped.load(std::memory_order_seq_cst) && s->final_claimed.load(std::memory_order_seq_cst)) {
+    s->receiver_busy.store(0, std::memory_order_release);
+    return true;
+  }
+  if (d.value <= s->word_ref().load(std::memory_order_relaxed)) {  // passed: dropped
+    s->receiver_busy.store(0, std::memory_order_release);
+    return true;
   }
   std::size_t n = 0;
   std::uint64_t cost_end = 0;
@@ -203,6 +213,8 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
     s->done_cost.store(cost_end, std::memory_order_release);
   }
   s->publish(d.value);
+  // release: pairs with stop's seq_cst load: the publish is done.
+  s->receiver_busy.store(0, std::memory_order_release);
   notify();
   return true;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "proxy_slot.h"
 
@@ -253,7 +254,13 @@ void Proxy::stop(const std::optional<std::string>&) {
     // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
     // end: whichever of the two comes second writes the final value.
     s.stopped.store(true, std::memory_order_seq_cst);
-    if (s.copies.drained() || link_.receiver_ended()) s.write_final();
+    if ((s.copies.drained() || link_.receiver_ended()) &&
+        !s.final_claimed.exchange(true, std::memory_order_seq_cst)) {
+      // The receiving thread may be in the middle of one publish to this word: let it finish
+      // (a few instructions; this waits for no work).
+      while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+      s.publish(s.final_value.load(std::memory_order_relaxed));
+    }
   }
   s.closed.store(true, std::memory_order_release);
 }

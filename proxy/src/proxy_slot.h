@@ -80,14 +80,26 @@ struct ProxySlot {
   // ---- stop ----
   // final_value is written before stopped (release via the seq_cst store) and read after it.
   alignas(64) std::atomic<std::uint64_t> final_value{0};
-  // seq_cst: Dekker handshake with the receiver's pop of the last copy (see Link::on_bytes and
-  // Proxy::stop): the side that comes second writes the final value.
+  // seq_cst: Dekker handshake with the receiver's pop of the last copy and its end (see
+  // Link::on_bytes and Proxy::stop): whichever side comes second writes the final value.
   std::atomic<bool> stopped{false};
+  // seq_cst: exactly one side (stop or the receiving thread) claims the final write; once it is
+  // claimed the receiving thread no longer touches the word, which the runtime may free as soon
+  // as it reads the final value.
+  std::atomic<bool> final_claimed{false};
+  // seq_cst: the receiving thread holds it at 1 while it reads or writes the word for a report;
+  // stop, having claimed the final write, waits for it to drop before it writes (the page's
+  // link lock, reduced to the few instructions of one publish).
+  std::atomic<std::uint32_t> receiver_busy{0};
   std::atomic<bool> closed{false};  // stop or destruction: the account may be reused
 
-  // Writes the last submitted value once no byte may land any more (idempotent).
-  void write_final() {
-    if (stopped.load(std::memory_order_seq_cst)) publish(final_value.load(std::memory_order_acquire));
+  // Receiving thread: writes the last submitted value once no byte may land any more, unless
+  // stop did or does. Touches the word only if it claims the write.
+  void write_final_from_receiver() {
+    if (stopped.load(std::memory_order_seq_cst) &&
+        !final_claimed.exchange(true, std::memory_order_seq_cst)) {
+      publish(final_value.load(std::memory_order_acquire));
+    }
   }
 };
 
