@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   app.add_option("--devices", config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
+  app.add_option("--isolated", config.isolated,
+                 "a simulated device that reaches no other device's memory (0: none)")
+      ->capture_default_str();
   app.add_option("--device-budget", config.device_budget, "bytes a job may hold on each simulated device")
       ->capture_default_str();
   app.add_option("--host-budget", config.host_budget, "bytes a job may hold on the host")

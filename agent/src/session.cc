@@ -51,6 +51,7 @@ std::vector<wire::Account> make_accounts(const AgentConfig& config) {
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   host.cache_bytes = l3 > 0 ? static_cast<std::uint64_t>(l3) : 0;
   host.reaches = all;
+  if (config.isolated != 0) host.reaches &= ~(1ull << config.isolated);
   wire::set_fixed_string(host.name, "host");
   wire::set_fixed_string(host.arch, "x86_64");
   accounts.push_back(host);
@@ -60,7 +61,10 @@ std::vector<wire::Account> make_accounts(const AgentConfig& config) {
     a.kind = static_cast<std::uint32_t>(wire::AccountKind::kDevice);
     a.budget = config.device_budget;
     a.cache_bytes = 32ull << 20;
-    a.reaches = all;  // simulated devices share host RAM: each reaches every other
+    // Simulated devices share host RAM: each reaches every other, unless told to act as one
+    // that does not (to exercise peer = false).
+    a.reaches = (i == config.isolated) ? (1ull << i) : all;
+    if (config.isolated != 0 && i != config.isolated) a.reaches &= ~(1ull << config.isolated);
     wire::set_fixed_string(a.name, "sim" + std::to_string(i));
     wire::set_fixed_string(a.arch, "sim");
     accounts.push_back(a);

@@ -24,6 +24,7 @@ struct AgentConfig {
   std::uint64_t device_budget = 1ull << 30;        // bytes a job may hold on each
   std::uint64_t host_budget = 1ull << 30;
   std::uint64_t instruction_budget = 1ull << 32;   // per launch of a words part
+  std::uint32_t isolated = 0;                      // >0: this simulated device reaches no other
   engine::Backend backend = engine::default_backend();
 };
 

@@ -12,8 +12,25 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
 
+#if defined(RIG_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace rig::engine {
 namespace {
+
+#if defined(RIG_TSAN)
+// liburing maps a ring's memory with raw syscalls that ThreadSanitizer does not see, so when a
+// thread's ring is unmapped at its exit and a later thread's ring lands at the same address,
+// TSan takes the two rings for one memory shared without synchronisation. This object orders
+// every ring's teardown before every later ring's set-up, as the kernel's munmap/mmap does.
+char g_ring_handoff;
+inline void ring_created() { __tsan_acquire(&g_ring_handoff); }
+inline void ring_destroyed() { __tsan_release(&g_ring_handoff); }
+#else
+inline void ring_created() {}
+inline void ring_destroyed() {}
+#endif
 
 // One ring per thread: only its thread submits to it and reaps it, so no ring state is shared.
 class ThreadRing {
@@ -29,8 +46,10 @@ class ThreadRing {
     }
     if (rc < 0) rc = io_uring_queue_init(16, &ring_, 0);
     error_ = rc < 0 ? rc : 0;
+    ring_created();
   }
   ~ThreadRing() {
+    ring_destroyed();
     if (error_ == 0) io_uring_queue_exit(&ring_);
   }
   ThreadRing(const ThreadRing&) = delete;

@@ -71,8 +71,8 @@ const void* Proxy::key() {
   return &kKey;
 }
 
-edge::Facts<Region> Proxy::facts() const {
-  edge::Facts<Region> f;
+Facts Proxy::facts() const {
+  Facts f;
   f.arch = std::string(wire::fixed_string(account_.arch));
   f.budget = account_.budget;
   f.queues = {"COMPUTE:0", "COPY:0"};
@@ -86,6 +86,7 @@ edge::Facts<Region> Proxy::facts() const {
   f.cache_bytes = account_.cache_bytes;
   f.word = word_region(link_, account_.id, word_);
   f.bus = std::nullopt;
+  f.capability = capability_;
   return f;
 }
 

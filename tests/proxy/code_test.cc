@@ -124,7 +124,9 @@ TEST_F(Code, PrepareStartsOnceAndTheNextEntryAnswersAsIfItMadeIt) {
   host->prepare(img, "counter");  // started already: starts nothing
   EXPECT_EQ(sent(), after_one);
   EXPECT_TRUE(std::holds_alternative<edge::Entry>(host->entry(img, "counter")));
+  const std::uint64_t with_entry = sent();
   host->prepare(img, "counter");  // has an entry: starts nothing
+  EXPECT_EQ(sent(), with_entry);
   host->prepare(img, "nope");     // reports nothing, failures included
   EXPECT_TRUE(std::holds_alternative<edge::Absent>(host->entry(img, "nope")));
   EXPECT_FALSE(job_->failed());
@@ -195,6 +197,112 @@ TEST_F(Code, UnloadIsSentAfterEarlierWork) {
   host.wait(v);
   EXPECT_EQ(out, 1u);
   EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Code, TheHostsRefusalIsTheVerifiersOwnReason) {
+  Driven host(*link_, 0);
+  auto bin = assemble(kCounter);
+  bin[bin.size() / 2] = std::byte{0xff};  // corrupt the code
+  auto expected = program::Image::load(bin);
+  ASSERT_TRUE(std::holds_alternative<std::string>(expected));
+  auto r = host->image(bin);
+  ASSERT_TRUE(std::holds_alternative<std::string>(r));
+  EXPECT_EQ(std::get<std::string>(r), std::get<std::string>(expected));
+}
+
+TEST_F(Code, AfterEntryALaunchAllocatesNothingEvenWithTheBudgetExhausted) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const auto e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  auto r = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  // Take every byte left on the host.
+  std::vector<remote::Region> hogs;
+  for (std::uint64_t chunk = 16u << 20; chunk >= 64; chunk /= 2) {
+    while (auto h = host->alloc(edge::Memory::kDevice, chunk)) hogs.push_back(*h);
+  }
+  const std::uint32_t zero[16] = {};
+  std::uint32_t out = 0;
+  Work w;
+  w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
+                                      {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
+  host.wait(host.run(w));
+  EXPECT_EQ(out, 1u);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Code, NoMemoryMakesNothingAndUnloadGivesBackWhatEntryMade) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  auto hog = host->alloc(edge::Memory::kDevice, 30u << 20);
+  ASSERT_TRUE(hog);
+  ASSERT_TRUE(std::holds_alternative<edge::NoMemory>(host->entry(img, "medium")));
+  // Nothing was taken: the last 2 MiB are still there.
+  auto rest = host->alloc(edge::Memory::kDevice, 2u << 20);
+  ASSERT_TRUE(rest);
+  host->free(*rest);
+  host->free(*hog);
+  edge::EntryAnswer e = edge::Absent{};
+  for (int i = 0; i < 100 && !std::holds_alternative<edge::Entry>(e); ++i) e = host->entry(img, "medium");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  // The entry holds 8 MiB of scratch: 32 MiB no longer fit; unload gives them back.
+  EXPECT_FALSE(host->alloc(edge::Memory::kDevice, 30u << 20));
+  host->unload(img);
+  std::optional<remote::Region> all;
+  for (int i = 0; i < 100 && !all; ++i) all = host->alloc(edge::Memory::kDevice, 30u << 20);
+  EXPECT_TRUE(all);
+}
+
+TEST_F(Code, TheAgentKeepsAnUnloadedImageForWorkSubmittedBefore) {
+  Driven host(*link_, 0), gate(*link_, 1);
+  const remote::Image img = load(host, kCounter);
+  const auto e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  auto r = host->alloc(edge::Memory::kDevice, 64);
+  auto g = gate->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r && g);
+  const std::uint32_t zero[16] = {};
+  Work fill;
+  fill.to_device(zero, *r, 0, 64);
+  host.wait(host.run(fill));
+  std::uint32_t out = 0;
+  Work held;  // pending on the agent until gate's value 1
+  held.wait(gate.word(), 1, 1)
+      .words(img.id, std::get<edge::Entry>(e).function, {static_cast<std::uint32_t>(r->id)})
+      .to_host(*r, 0, &out, 4);
+  const std::uint64_t v = host.run(held);
+  host->unload(img);
+  Work open;
+  open.between(*g, 0, *g, 0, 64);
+  gate.wait(gate.run(open));
+  host.wait(v);
+  EXPECT_EQ(out, 1u);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Code, UnloadSendsNothingOnceTheJobFailed) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  job_->fail("gone");
+  const std::uint64_t before = sent();
+  host->unload(img);
+  EXPECT_EQ(sent(), before);
+}
+
+TEST_F(Code, ImageAndEntryRaiseTheJobIsClosedOnceTheCloseBegan) {
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  job_->close();
+  for (int call = 0; call < 2; ++call) {
+    try {
+      if (call == 0) host->image(std::span<const std::byte>(assemble(kCounter)));
+      else host->entry(img, "counter");
+      FAIL() << "call " << call;
+    } catch (const edge::Fault& f) {
+      EXPECT_STREQ(f.what(), "the job is closed");
+    }
+  }
 }
 
 TEST_F(Code, ImageAndEntryRaiseFaultOnceTheJobFailed) {

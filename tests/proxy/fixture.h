@@ -20,7 +20,7 @@ using harness::Work;
 class AgentSuite : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
-    agent_ = new AgentProcess({"--devices", "3", "--device-budget", std::to_string(256u << 20),
+    agent_ = new AgentProcess({"--devices", "3", "--isolated", "3", "--device-budget", std::to_string(256u << 20),
                                "--host-budget", std::to_string(32u << 20)});
   }
   static void TearDownTestSuite() {

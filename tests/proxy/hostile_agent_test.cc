@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "raw_peer.h"
@@ -232,6 +233,93 @@ TEST(HostileAgent, AgentFailureBecomesTheRootCauseOfEveryCall) {
   // stop writes the last value given to submit, also one whose submit failed.
   dev.stop();
   EXPECT_EQ(dev->signaled(), s.value);
+}
+
+// Answers every request with kRefused, and never reports anything.
+void refuse_everything(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    if (f.header.type != static_cast<std::uint16_t>(wire::MsgType::kRequest)) continue;
+    wire::RequestView r;
+    std::string why;
+    if (!wire::decode(f.bytes(), r, why)) return;
+    const auto kind = static_cast<wire::RequestKind>(r.fixed.kind);
+    if (kind == wire::RequestKind::kAlloc || kind == wire::RequestKind::kImage) {
+      send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});  // these succeed
+    } else {
+      const std::string text = "refused by policy";
+      send_msg(fd, wire::MsgType::kAnswer,
+               wire::Answer{r.fixed.id, static_cast<std::uint16_t>(wire::AnswerStatus::kRefused), 0,
+                            static_cast<std::uint32_t>(text.size()), 0},
+               std::as_bytes(std::span(text)));
+    }
+  }
+}
+
+TEST(HostileAgent, AnAgentThatRefusesMapPeerAndEntryGivesNoneAndAbsent) {
+  FakeAgent agent(2, refuse_everything);
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven a(link, 1), b(link, 2), host(link, 0);
+  auto rb = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(rb);
+  EXPECT_FALSE(a->map_peer(b.proxy(), *rb));
+  const std::byte binary[8] = {};
+  auto img = host->image(binary);
+  ASSERT_TRUE((std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(img)));
+  EXPECT_TRUE(std::holds_alternative<edge::Absent>(
+      host->entry(std::get<edge::Loaded<remote::Region, remote::Image>>(img).image, "f")));
+  EXPECT_FALSE(job->failed());
+  job->close();
+}
+
+TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
+  std::promise<void> release;
+  auto release_f = release.get_future();
+  std::atomic<int> requests{0};
+  FakeAgent agent(2, [&](int fd) {
+    RawFrame f;
+    std::vector<std::uint64_t> pending;
+    while (read_frame(fd, f)) {
+      if (f.header.type != static_cast<std::uint16_t>(wire::MsgType::kRequest)) continue;
+      wire::RequestView r;
+      std::string why;
+      if (!wire::decode(f.bytes(), r, why)) return;
+      if (requests.fetch_add(1) == 0) {
+        pending.push_back(r.fixed.id);  // the first request is answered only at the end
+        continue;
+      }
+      send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
+      if (requests.load() == 3) {
+        release_f.wait();
+        send_msg(fd, wire::MsgType::kAnswer, wire::Answer{pending[0], 0, 0, 0, 0});
+      }
+    }
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven a(link, 1), b(link, 2);
+  std::atomic<bool> blocked_returned{false};
+  std::thread blocked([&] {
+    EXPECT_TRUE(a->alloc(edge::Memory::kDevice, 64));  // waits for the agent
+    blocked_returned.store(true, std::memory_order_release);
+  });
+  while (requests.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Meanwhile every other kind of call goes through.
+  auto r1 = b->alloc(edge::Memory::kDevice, 64);
+  auto r2 = a->alloc(edge::Memory::kDevice, 64);  // the same proxy, another thread
+  ASSERT_TRUE(r1 && r2);
+  Work w;
+  w.between(*r1, 0, *r1, 0, 64);
+  EXPECT_TRUE(b.submit(w).ok());
+  b->sleep(b->signaled(), 5);
+  EXPECT_EQ(a->signaled(), 0u);
+  a->free(*r2);
+  EXPECT_FALSE(blocked_returned.load(std::memory_order_acquire));
+  release.set_value();
+  blocked.join();
+  EXPECT_TRUE(blocked_returned.load(std::memory_order_acquire));
+  job->close();
 }
 
 TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {

@@ -39,6 +39,8 @@ TEST_F(Memory, FactsAreThePagesTable) {
   EXPECT_EQ(f.word.word, dev.word());
   EXPECT_FALSE(f.bus);
   ASSERT_TRUE(std::holds_alternative<remote::abi::Device>(dev->capability()));
+  ASSERT_TRUE(std::holds_alternative<remote::abi::Device>(f.capability));
+  EXPECT_EQ(std::get<remote::abi::Device>(f.capability).id, 1u);
   EXPECT_EQ(std::get<remote::abi::Device>(dev->capability()).id, 1u);
   Driven host(*link_, 0);
   EXPECT_EQ(host->facts().arch, "x86_64");
@@ -121,14 +123,89 @@ TEST_F(Memory, LocateOfTheWordIsTheDeviceIdItsAddressAndHandleZero) {
 }
 
 TEST_F(Memory, PeerFollowsTheAccountWithTheLargerId) {
-  Driven a(*link_, 1), b(*link_, 3);
-  const bool expect = (link_->account(3)->reaches >> 1) & 1u;
-  EXPECT_EQ(remote::Proxy::peer(a.proxy(), b.proxy()), expect);
-  EXPECT_EQ(remote::Proxy::peer(b.proxy(), a.proxy()), expect);
-  EXPECT_TRUE(expect);  // the agent's simulated devices reach each other
+  Driven a(*link_, 1), b(*link_, 2), isolated(*link_, 3);
+  ASSERT_TRUE((link_->account(2)->reaches >> 1) & 1u);
+  ASSERT_FALSE((link_->account(3)->reaches >> 1) & 1u);  // the agent runs with --isolated 3
+  EXPECT_TRUE(remote::Proxy::peer(a.proxy(), b.proxy()));
+  EXPECT_TRUE(remote::Proxy::peer(b.proxy(), a.proxy()));
+  EXPECT_FALSE(remote::Proxy::peer(a.proxy(), isolated.proxy()));
+  EXPECT_FALSE(remote::Proxy::peer(isolated.proxy(), a.proxy()));
   // Also once either is lost.
   b.stop();
-  EXPECT_EQ(remote::Proxy::peer(a.proxy(), b.proxy()), expect);
+  isolated.stop();
+  EXPECT_TRUE(remote::Proxy::peer(a.proxy(), b.proxy()));
+  EXPECT_FALSE(remote::Proxy::peer(a.proxy(), isolated.proxy()));
+}
+
+TEST_F(Memory, MapPeerIsNoneWhereTheAgentCannotMap) {
+  Driven a(*link_, 1), isolated(*link_, 3);
+  auto r = isolated->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(a->map_peer(isolated.proxy(), *r));
+  EXPECT_FALSE(job_->failed());
+}
+
+TEST_F(Memory, AMappingKeepsTheMemoryUntilItIsFreedAndFreeingItLeavesTheOriginal) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto rb = b->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(rb);
+  auto m1 = a->map_peer(b.proxy(), *rb);
+  auto m2 = a->map_peer(b.proxy(), *rb);  // mapped already, through another region: fine
+  ASSERT_TRUE(m1 && m2);
+  auto m3 = b->map_peer(a.proxy(), *m1);  // a mapping of a mapping
+  ASSERT_TRUE(m3);
+  std::vector<std::byte> up(4096, std::byte{0x5e}), down(4096), down2(4096);
+  Work wb;
+  wb.to_device(up.data(), *rb, 0, 4096);
+  b.wait(b.run(wb));
+  b->free(*rb);  // the original goes; the mappings keep the memory mapped
+  a->free(*m2);
+  Work wa;
+  wa.to_host(*m1, 0, down.data(), 4096);
+  a.wait(a.run(wa));
+  EXPECT_EQ(up, down);
+  Work wb2;
+  wb2.to_host(*m3, 0, down2.data(), 4096);
+  b.wait(b.run(wb2));
+  EXPECT_EQ(up, down2);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Memory, MapPeerRaisesFaultOnceTheJobFailedAndOnceTheCloseBegan) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto rb = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(rb);
+  job_->close();
+  try {
+    a->map_peer(b.proxy(), *rb);
+    FAIL();
+  } catch (const edge::Fault& f) {
+    EXPECT_STREQ(f.what(), "the job is closed");
+  }
+  auto other = remote::Job::create();
+  remote::Link& l2 = other->connect(agent_->endpoint());
+  Driven c(l2, 1), d(l2, 2);
+  auto rd = d->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(rd);
+  other->fail("root");
+  EXPECT_THROW(c->map_peer(d.proxy(), *rd), edge::Fault);
+}
+
+TEST_F(Memory, AfterFailureTheCallsThatDoNotAskBehaveAsBefore) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto r = a->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  job_->fail("root cause");
+  EXPECT_EQ(remote::Proxy::locate(*r).handle, r->id);
+  EXPECT_TRUE(remote::Proxy::peer(a.proxy(), b.proxy()));
+  EXPECT_EQ(a->facts().queues.size(), 2u);
+  EXPECT_FALSE(a->map_host(0, 4096));
+  EXPECT_TRUE(std::holds_alternative<std::string>(a->dma(*r, "0000:00:00.0")));
+  EXPECT_TRUE(std::holds_alternative<edge::Grown>(a->grow()));
+  EXPECT_TRUE(std::holds_alternative<remote::abi::Device>(a->capability()));
+  EXPECT_EQ(a->signaled(), 0u);
+  auto w = a->map_peer(b.proxy(), b->facts().word);  // a word maps as itself, asking nothing
+  EXPECT_TRUE(w);
 }
 
 TEST_F(Memory, PeerAndMapPeerAcrossLinksAreFalseAndNone) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fixture.h"
+#include "agent_process.h"
 #include "raw_peer.h"
 
 namespace rig::test {
@@ -133,6 +134,62 @@ TEST(Stop, AfterTheReceivingThreadEndedTheWordTakesTheLastValueAtOnce) {
   ASSERT_TRUE(link.receiver_ended());
   dev->stop(std::string("lost for a fault"));  // fault is ignored
   EXPECT_EQ(dev->signaled(), v);
+}
+
+TEST(Stop, OnceTheWordHoldsTheLastValueNothingOfTheProxyWritesItAgain) {
+  std::promise<std::uint64_t> handed_on;
+  auto handed_on_f = handed_on.get_future();
+  FakeAgent agent(1, [&](int fd) {
+    answer_request(fd);
+    const std::uint64_t v = next_handover(fd);
+    handed_on_f.wait();
+    // Late reports of the stopped proxy: bytes of its copy and its done.
+    std::vector<std::byte> payload(64, std::byte{0x77});
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 64, 0}, payload);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word = 0;
+  auto p = remote::device(link, *link.account(1), remote::abi::Device{1}).make(&word);
+  auto r = p->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  // A copy between objects only: nothing can land here, so stop writes the value at once.
+  rig_part part{};
+  part.kind = RIG_PART_COPY;
+  part.u.copy = rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 1, 64, 64, 64};
+  rig_submission s{nullptr, 0, 1, &part};
+  const char* why = nullptr;
+  ASSERT_EQ(rig_proxy_submit(p->c_handle(), &s, 1, &why), RIG_COMMITTED);
+  p->stop(std::nullopt);
+  ASSERT_EQ(p->signaled(), 1u);
+  // The runtime passes the word to a later device, which starts it at 0.
+  std::atomic_ref<std::uint64_t>(word).store(0, std::memory_order_release);
+  handed_on.set_value(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(std::atomic_ref<std::uint64_t>(word).load(std::memory_order_acquire), 0u);
+  job->close();
+}
+
+TEST(Stop, StopRacingTheLastBytesLeavesTheWordAtTheLastValueWithTheBytesExact) {
+  AgentProcess agent;
+  for (int round = 0; round < 30; ++round) {
+    auto job = remote::Job::create();
+    remote::Link& link = job->connect(agent.endpoint());
+    Driven dev(link, 1);
+    auto r = dev->alloc(edge::Memory::kDevice, 1 << 16);
+    ASSERT_TRUE(r);
+    std::vector<std::byte> up(1 << 16, static_cast<std::byte>(round + 1)), down(1 << 16);
+    Work w;
+    w.to_device(up.data(), *r, 0, up.size()).to_host(*r, 0, down.data(), down.size());
+    const std::uint64_t v = dev.run(w);
+    if (round % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(50 * round));
+    dev.stop();  // races the bytes landing
+    spin_until([&] { return dev->signaled() == v; });
+    ASSERT_EQ(dev->signaled(), v) << "round " << round;
+    ASSERT_EQ(up, down) << "round " << round;
+  }
 }
 
 class StopReal : public AgentSuite {};

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "fixture.h"
+#include "rig/program/program.h"
 
 namespace rig::test {
 namespace {
@@ -133,6 +134,79 @@ TEST_F(Submit, ACopyFromHereWaitsUntilTheEarlierCopyIntoHereLanded) {
   back.to_device(bounce.data(), *dst, 0, kBytes).to_host(*dst, 0, out.data(), kBytes);
   dev.wait(dev.run(back));  // submit must read bounce only once down's bytes landed
   EXPECT_EQ(out, pattern);
+}
+
+TEST_F(Submit, ACopyFromHereWaitsHereForTheWaitsOfTheLinksProxies) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto ra = a->alloc(edge::Memory::kDevice, 4096);
+  auto rb = b->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(ra && rb);
+  std::vector<std::byte> src(4096, std::byte{1});
+  std::atomic<bool> returned{false};
+  const std::uint64_t before = sent();
+  std::thread submitter([&] {
+    Work w;
+    w.wait(b.word(), 2, 1).to_device(src.data(), *ra, 0, 4096);
+    a.wait(a.run(w));
+    returned.store(true, std::memory_order_release);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(returned.load(std::memory_order_acquire));
+  EXPECT_EQ(sent(), before) << "the copy's bytes left before the work it follows was done";
+  Work go;
+  go.between(*rb, 0, *rb, 0, 64);
+  b.wait(b.run(go));
+  submitter.join();
+  EXPECT_TRUE(returned.load(std::memory_order_acquire));
+}
+
+TEST_F(Submit, TheSourceBytesAreReadBeforeSubmitReturns) {
+  Driven dev(*link_, 1);
+  constexpr std::size_t kBytes = 16u << 20;
+  auto r = dev->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(r);
+  std::vector<std::byte> src(kBytes, std::byte{0x11}), out(kBytes);
+  Work w;
+  w.to_device(src.data(), *r, 0, kBytes);
+  const std::uint64_t v = dev.run(w);
+  std::fill(src.begin(), src.end(), std::byte{0x99});  // the caller reuses its memory at once
+  dev.wait(v);
+  Work back;
+  back.to_host(*r, 0, out.data(), kBytes);
+  dev.wait(dev.run(back));
+  EXPECT_EQ(out, std::vector<std::byte>(kBytes, std::byte{0x11}));
+}
+
+TEST_F(Submit, WordsCountTowardsThe64MiBInFlight) {
+  Driven host(*link_, 0), gate(*link_, 1);
+  auto bin = program::assemble("func counter params=1 buffers=0\n ld r0, p0[0]\n add r0, r0, 1\n"
+                               " st p0[0], r0\n ret\nend\n");
+  ASSERT_TRUE(std::holds_alternative<std::vector<std::byte>>(bin));
+  auto loaded = host->image(std::get<std::vector<std::byte>>(bin));
+  ASSERT_TRUE((std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(loaded)));
+  const remote::Image img = std::get<edge::Loaded<remote::Region, remote::Image>>(loaded).image;
+  const auto e = host->entry(img, "counter");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  auto r = host->alloc(edge::Memory::kDevice, 16u << 20);
+  auto g = gate->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r && g);
+  Work exactly;  // 64 MiB of copies, held on the agent until gate's value 1
+  exactly.wait(gate.word(), 1, 1);
+  for (int i = 0; i < 4; ++i) exactly.between(*r, 0, *r, 0, 16u << 20);
+  host.run(exactly);
+  Work tiny;
+  tiny.between(*r, 0, *r, 0, 4);
+  EXPECT_EQ(host.room(tiny), RIG_FITS);  // 64 MiB in flight is not more than 64 MiB
+  Work words;  // one word more, also held
+  words.wait(gate.word(), 1, 1).words(img.id, std::get<edge::Entry>(e).function,
+                                      {static_cast<std::uint32_t>(r->id)});
+  const std::uint64_t v = host.run(words);
+  EXPECT_EQ(host.room(tiny), RIG_LATER);
+  Work open;
+  open.between(*g, 0, *g, 0, 64);
+  gate.wait(gate.run(open));
+  host.wait(v);
+  EXPECT_EQ(host.room(tiny), RIG_FITS);
 }
 
 TEST_F(Submit, ContiguousRowsGoOutInPlaceAndStridedRowsArePacked) {

@@ -48,6 +48,11 @@ struct Image {
   std::shared_ptr<ImageRecord> record;
 };
 
+// A proxy's facts: the edge's facts, and the capability they declare (Rig_remote_abi.declare).
+struct Facts : edge::Facts<Region> {
+  abi::Capability capability;
+};
+
 // The page's `device l a c`: a description of the proxy on l of the agent's device a, whose
 // capability is c. Describing registers nothing and sends nothing.
 class Device {
@@ -88,7 +93,7 @@ class Proxy {
 
   // ---- the driver (Rig_edge.Driver) ----
   static const void* key();
-  edge::Facts<Region> facts() const;
+  Facts facts() const;
   const std::string& name() const { return name_; }
   std::uint32_t device_id() const { return account_.id; }
   bool is_host() const { return account_.id == 0; }
