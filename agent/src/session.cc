@@ -454,15 +454,55 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   return true;
 }
 
+std::unique_ptr<std::byte[]> Session::take_staging(std::uint64_t bytes, std::uint64_t& capacity) {
+  std::size_t best = spare_.size();
+  for (std::size_t i = 0; i < spare_.size(); ++i) {
+    if (spare_[i].second >= bytes && (best == spare_.size() || spare_[i].second < spare_[best].second)) best = i;
+  }
+  if (best < spare_.size()) {
+    auto buffer = std::move(spare_[best].first);
+    capacity = spare_[best].second;
+    spare_bytes_ -= capacity;
+    spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(best));
+    return buffer;
+  }
+  capacity = bytes;
+  return std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[bytes]);
+}
+
+void Session::give_staging(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) {
+  if (!buffer || spare_bytes_ + capacity > kSpareBytes) return;  // freed
+  spare_bytes_ += capacity;
+  spare_.emplace_back(std::move(buffer), capacity);
+}
+
 bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover& ho, std::string& why) {
+  // The handover runs as soon as it is read when no earlier work is pending anywhere and its
+  // waits are reached: then a copy's bytes may land straight in its destination, as long as no
+  // earlier part of this handover may touch that memory.
+  bool runs_at_once = true;
+  for (const DeviceState& d : devices_) runs_at_once = runs_at_once && d.queue.empty();
+  for (const wire::Wait& w : ho.waits) runs_at_once = runs_at_once && devices_[w.device].done >= w.value;
   for (std::size_t i = 0; i < ho.parts.size(); ++i) {
     PendingPart& p = ho.parts[i];
     if (p.part.kind != static_cast<std::uint16_t>(wire::PartKind::kCopy) || !p.src.client) continue;
-    const std::uint64_t total = wire::packed_bytes(p.part.copy);
-    p.staged.reset(new (std::nothrow) std::byte[total]);
-    if (!p.staged) {
-      why = "out of memory staging " + std::to_string(total) + " bytes of a hand-over";
-      return false;
+    const wire::CopyPart& c = p.part.copy;
+    const std::uint64_t total = wire::packed_bytes(c);
+    bool direct = runs_at_once;
+    for (std::size_t j = 0; direct && j < i; ++j) {
+      const PendingPart& e = ho.parts[j];
+      direct = e.part.kind == static_cast<std::uint16_t>(wire::PartKind::kCopy) &&
+               e.src.memory != p.dst.memory && e.dst.memory != p.dst.memory;
+    }
+    if (direct) {
+      p.landed = true;
+    } else {
+      p.staged = take_staging(total, p.staged_capacity);
+      if (!p.staged) {
+        why = "out of memory staging " + std::to_string(total) + " bytes of a hand-over";
+        return false;
+      }
+      engine::bump(counters_.bytes_staged, total);
     }
     std::uint64_t got = 0;
     while (got < total) {
@@ -483,16 +523,25 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
       if (rc != 0 || !wire::decode_bytes(fixed, fh.length, b, why)) {
         if (rc != 0) why = "connection lost in a handover's bytes";
         return false;
+      }      if (p.landed) {
+        // Straight into the destination's rows that [got, got + length) of the packed bytes cover.
+        std::byte* base = p.dst.memory->data() + p.dst.offset;
+        recv_iov_.clear();
+        std::uint64_t at = got, left = b.length;
+        while (left > 0) {
+          const std::uint64_t row = at / c.row_bytes, col = at % c.row_bytes;
+          const std::uint64_t n = (c.rows == 1 || c.dst_pitch == c.row_bytes) ? left
+                                                                                : std::min(left, c.row_bytes - col);
+          const std::uint64_t offset = (c.rows == 1 || c.dst_pitch == c.row_bytes) ? at : row * c.dst_pitch + col;
+          recv_iov_.push_back({base + offset, n});
+          at += n;
+          left -= n;
+        }
+        rc = reader_->payload(recv_iov_);
+      } else {
+        const iovec iov{p.staged.get() + got, b.length};
+        rc = reader_->payload({&iov, 1});
       }
-      if (b.device != h.fixed.device || b.value != h.fixed.value || b.part != i || b.offset != got ||
-          b.length > total - got) {
-        why = "bytes (device " + std::to_string(b.device) + ", value " + std::to_string(b.value) +
-              ", part " + std::to_string(b.part) + ", offset " + std::to_string(b.offset) +
-              ") do not continue part " + std::to_string(i) + " at offset " + std::to_string(got);
-        return false;
-      }
-      const iovec iov{p.staged.get() + got, b.length};
-      rc = reader_->payload({&iov, 1});
       if (rc != 0) {
         why = "connection lost in a handover's bytes";
         return false;
@@ -577,6 +626,7 @@ bool Session::run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t 
     }
     return true;
   }
+  if (p.landed) return true;  // received straight into place
   std::byte* dst = p.dst.memory->data() + p.dst.offset;
   const std::byte* src = p.src.client ? p.staged.get() : p.src.memory->data() + p.src.offset;
   const std::uint64_t src_pitch = p.src.client ? c.row_bytes : c.src_pitch;
@@ -587,7 +637,7 @@ bool Session::run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t 
       std::memmove(dst + r * c.dst_pitch, src + r * src_pitch, c.row_bytes);
     }
   }
-  p.staged.reset();
+  give_staging(std::move(p.staged), p.staged_capacity);
   return true;
 }
 

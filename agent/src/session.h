@@ -50,7 +50,12 @@ class Session {
   struct PendingPart {
     wire::Part part{};
     Side src, dst;
-    std::unique_ptr<std::byte[]> staged;  // the bytes of a copy from the client's memory
+    // The bytes of a copy from the client's memory: received into staging (staged, of
+    // staged_capacity bytes, from the session's pool) or, when nothing earlier can touch the
+    // destination, straight into it (landed).
+    std::unique_ptr<std::byte[]> staged;
+    std::uint64_t staged_capacity = 0;
+    bool landed = false;
     std::shared_ptr<ImageObject> image;
     std::shared_ptr<EntryState> entry;
     std::uint32_t first_word = 0;
@@ -102,7 +107,15 @@ class Session {
   std::unordered_map<std::uint64_t, Object> objects_;
   std::unordered_map<std::uint32_t, std::uint64_t> objects_by_word_;  // low 32 bits of ids
   std::unordered_map<std::uint64_t, std::shared_ptr<ImageObject>> images_;
-  std::vector<iovec> iov_;  // scratch for sends of strided rows
+  std::vector<iovec> iov_;       // scratch for sends of strided rows
+  std::vector<iovec> recv_iov_;  // scratch for receives into strided rows
+  // Staging buffers kept for reuse (first-touch page faults and unmapping of large buffers
+  // cost more than the copy itself): at most kSpareBytes in all.
+  static constexpr std::uint64_t kSpareBytes = 256ull << 20;
+  std::vector<std::pair<std::unique_ptr<std::byte[]>, std::uint64_t>> spare_;
+  std::uint64_t spare_bytes_ = 0;
+  std::unique_ptr<std::byte[]> take_staging(std::uint64_t bytes, std::uint64_t& capacity);
+  void give_staging(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity);
 };
 
 }  // namespace rig::agent

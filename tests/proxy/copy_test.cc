@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "agent_process.h"
@@ -125,6 +126,62 @@ TEST_P(CopyTest, DeviceToDeviceOnTheAgent) {
   w.to_device(up.data(), *src, 0, kBytes).between(*src, 0, *dst, 0, kBytes).to_host(*dst, 0, down.data(), kBytes);
   a.wait(a.run(w));
   EXPECT_EQ(0, std::memcmp(up.data(), down.data(), kBytes));
+}
+
+TEST_P(CopyTest, AnEarlierPartStillReadsTheDestinationsOldBytes) {
+  // Part 0 reads X; part 1 overwrites X from this process's memory. The agent must not land
+  // part 1's bytes in X before part 0 ran.
+  constexpr std::size_t kBytes = 1u << 20;
+  Driven dev(*link_, 1);
+  auto x = dev->alloc(edge::Memory::kDevice, kBytes);
+  auto y = dev->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(x && y);
+  const auto old_bytes = random_bytes(kBytes, 21), new_bytes = random_bytes(kBytes, 22);
+  Work fill;
+  fill.to_device(old_bytes.data(), *x, 0, kBytes);
+  dev.wait(dev.run(fill));
+  Work w;
+  w.between(*x, 0, *y, 0, kBytes).to_device(new_bytes.data(), *x, 0, kBytes);
+  dev.wait(dev.run(w));
+  std::vector<std::byte> got_x(kBytes), got_y(kBytes);
+  Work back;
+  back.to_host(*x, 0, got_x.data(), kBytes).to_host(*y, 0, got_y.data(), kBytes);
+  dev.wait(dev.run(back));
+  EXPECT_EQ(got_y, old_bytes);
+  EXPECT_EQ(got_x, new_bytes);
+}
+
+TEST_P(CopyTest, PendingEarlierWorkStillReadsTheDestinationsOldBytes) {
+  // A held handover of the device reads X; the device's next one overwrites X from this
+  // process's memory, arriving while the first is still pending on the agent.
+  constexpr std::size_t kBytes = 1u << 20;
+  Driven dev(*link_, 1), gate(*link_, 2);
+  auto x = dev->alloc(edge::Memory::kDevice, kBytes);
+  auto y = dev->alloc(edge::Memory::kDevice, kBytes);
+  auto g = gate->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(x && y && g);
+  const auto old_bytes = random_bytes(kBytes, 31), new_bytes = random_bytes(kBytes, 32);
+  Work fill;
+  fill.to_device(old_bytes.data(), *x, 0, kBytes);
+  dev.wait(dev.run(fill));
+  const std::uint64_t staged0 = link_->counters().bytes_staged.load();
+  Work held;
+  held.wait(gate.word(), 2, 1).between(*x, 0, *y, 0, kBytes);
+  dev.run(held);
+  Work over;
+  over.to_device(new_bytes.data(), *x, 0, kBytes);
+  const std::uint64_t v = dev.run(over);
+  Work open;
+  open.between(*g, 0, *g, 0, 64);
+  gate.wait(gate.run(open));
+  dev.wait(v);
+  std::vector<std::byte> got_x(kBytes), got_y(kBytes);
+  Work back;
+  back.to_host(*x, 0, got_x.data(), kBytes).to_host(*y, 0, got_y.data(), kBytes);
+  dev.wait(dev.run(back));
+  EXPECT_EQ(got_y, old_bytes);
+  EXPECT_EQ(got_x, new_bytes);
+  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0);  // the client staged nothing
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CopyTest,
