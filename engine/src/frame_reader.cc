@@ -6,6 +6,10 @@
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/messages.h"
+
+static_assert(rig::engine::FrameReader::kExactWindow ==
+              sizeof(rig::wire::FrameHeader) + sizeof(rig::wire::Bytes));
 
 namespace rig::engine {
 
@@ -25,7 +29,12 @@ int FrameReader::fill(std::size_t at_least) {
     end_ = begin_ + left;
   }
   while (end_ - begin_ < at_least) {
-    const long got = socket_.recv_some(buffer_.get() + end_, kBufferBytes - end_);
+    std::size_t want = kBufferBytes - end_;
+    if (probe_) {
+      if (const int rc = socket_.wait_readable(); rc != 0) return rc;
+      if (probe_()) want = std::min(want, std::max(at_least, kExactWindow) - (end_ - begin_));
+    }
+    const long got = socket_.recv_some(buffer_.get() + end_, want);
     if (got < 0) return static_cast<int>(got);
     if (got == 0) return end_ == begin_ ? 1 : -ECONNRESET;
     end_ += static_cast<std::size_t>(got);

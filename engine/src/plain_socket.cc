@@ -1,5 +1,6 @@
 #include "rig/engine/plain_socket.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -52,6 +53,15 @@ int PlainSocket::recv_all(std::span<const iovec> iov) {
     cur.advance(static_cast<std::size_t>(n));
   }
   return 0;
+}
+
+int PlainSocket::wait_readable() {
+  for (;;) {
+    pollfd pfd{fd_, POLLIN, 0};
+    const int rc = ::poll(&pfd, 1, -1);
+    if (rc < 0 && errno == EINTR) continue;
+    return rc < 0 ? -errno : 0;
+  }
 }
 
 void PlainSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }

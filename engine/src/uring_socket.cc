@@ -1,6 +1,7 @@
 #include "rig/engine/uring_socket.h"
 
 #include <liburing.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,6 +158,14 @@ int UringSocket::recv_all(std::span<const iovec> iov) {
     cur.advance(static_cast<std::size_t>(n));
   }
   return 0;
+}
+
+int UringSocket::wait_readable() {
+  for (;;) {
+    const int rc = thread_ring().run([&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, fd_, POLLIN); });
+    if (rc == -EINTR || rc == -EAGAIN) continue;
+    return rc < 0 ? rc : 0;
+  }
 }
 
 void UringSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }

@@ -106,6 +106,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   }
   connection_ = std::make_unique<engine::Connection>(std::move(socket), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
+  reader_->set_exact_probe([this] { return large_copy_expected(); });
 }
 
 Link::~Link() {

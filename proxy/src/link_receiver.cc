@@ -166,6 +166,10 @@ bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
   }
   c.landed += b.length;
   if (c.landed == c.total) {
+    if (c.total >= kZeroCopyBytes) {
+      // relaxed: only this thread writes it; see expect_large_copy().
+      large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     s->copies.pop();  // seq_cst: the handshake with stop
     if (s->stopped.load(std::memory_order_seq_cst) && s->copies.drained()) s->write_final_from_receiver();
   }

@@ -233,6 +233,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     rec.pitch = c.rows > 1 ? c.dst_pitch : c.row_bytes;
     rec.total = c.rows * c.row_bytes;
     rec.landed = 0;
+    if (rec.total >= Link::kZeroCopyBytes) link_.expect_large_copy();
   }
   const std::uint64_t cost_end = slot.submitted_cost.load(std::memory_order_relaxed) + cost;
   slot.values.claim() = SubmittedValue{value, cost_end};

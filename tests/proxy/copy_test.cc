@@ -94,6 +94,31 @@ TEST_P(CopyTest, AByteCrossesTheLinkOnce) {
   EXPECT_EQ(0, std::memcmp(up.data(), down.data(), kBytes));
 }
 
+TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
+  constexpr std::size_t kBytes = 16u << 20;
+  Driven dev(*link_, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(region);
+  const auto up = random_bytes(kBytes, 5);
+  Work w1;
+  w1.to_device(up.data(), *region, 0, kBytes);
+  dev.wait(dev.run(w1));
+  for (std::uint64_t rows : {1ull, 256ull}) {  // contiguous, and strided rows
+    const std::uint64_t pitch = rows == 1 ? kBytes : 2 * kBytes / rows;
+    std::vector<std::byte> down(rows == 1 ? kBytes : 2 * kBytes);
+    const std::uint64_t copied0 = link_->counters().payload_bytes_copied.load();
+    const std::uint64_t direct0 = link_->counters().payload_bytes_direct.load();
+    Work w;
+    w.copy(rig_copy{region_side(*region, 0), host_side(down.data()), rows, kBytes / rows, kBytes / rows, pitch});
+    dev.wait(dev.run(w));
+    EXPECT_EQ(link_->counters().payload_bytes_copied.load(), copied0) << rows << " rows";
+    EXPECT_EQ(link_->counters().payload_bytes_direct.load() - direct0, kBytes) << rows << " rows";
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(0, std::memcmp(down.data() + r * pitch, up.data() + r * (kBytes / rows), kBytes / rows));
+    }
+  }
+}
+
 TEST_P(CopyTest, StridedRowsLandInTheirRows) {
   constexpr std::uint64_t kRows = 1024, kRow = 4096, kPitch = 8192;
   Driven dev(*link_, 2);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -36,6 +37,16 @@ class FrameReader {
   // Reads and drops `n` bytes of the stream.
   int skip(std::size_t n);
 
+  // Exact mode: read no further than the frame header and fixed part being read (at most
+  // kExactWindow bytes ahead), so that a large payload that follows is received straight into
+  // place, none of it through the buffer. Costs more system calls on a stream of small frames:
+  // the owner turns it on only while a large payload may come.
+  static constexpr std::size_t kExactWindow = sizeof(wire::FrameHeader) + 32;  // + a kBytes fixed part
+  // The owner's answer to "may a large payload come now?". When set, the reader waits for the
+  // socket to be readable before each read that would block, then asks it, so the choice is
+  // made after the bytes came, never before (a read posted while idle cannot be resized).
+  void set_exact_probe(std::function<bool()> probe) { probe_ = std::move(probe); }
+
  private:
   int fill(std::size_t at_least);
 
@@ -46,6 +57,7 @@ class FrameReader {
   std::size_t large_size_ = 0;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  std::function<bool()> probe_;
 };
 
 }  // namespace rig::engine

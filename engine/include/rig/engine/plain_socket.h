@@ -12,6 +12,7 @@ class PlainSocket final : public Socket {
   int send_all(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
+  int wait_readable() override;
   void shutdown() override;
   int fd() const override { return fd_; }
   const char* backend() const override { return "plain"; }

@@ -146,6 +146,22 @@ class Link {
   std::vector<iovec> row_iov_;
 
   std::atomic<bool> receiver_ended_{false};  // seq_cst: the stop/receiver handshake
+
+ public:
+  // Copies into this process's memory of at least this many bytes are received with zero
+  // user-space copies: while one is pending, the receiving thread reads headers exactly.
+  static constexpr std::uint64_t kZeroCopyBytes = 64 * 1024;
+  // Submit: a large copy into this process's memory was recorded. relaxed: a stale read only
+  // costs the receiving thread a buffered (copied) chunk, never correctness; the record itself
+  // is published by the ring's release.
+  void expect_large_copy() { large_submitted_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  bool large_copy_expected() const {
+    return large_submitted_.load(std::memory_order_relaxed) != large_landed_.load(std::memory_order_relaxed);
+  }
+  alignas(64) std::atomic<std::uint64_t> large_submitted_{0};  // submitters
+  alignas(64) std::atomic<std::uint64_t> large_landed_{0};     // the receiving thread
 };
 
 }  // namespace rig::remote

@@ -1,0 +1,69 @@
+// rig-bench's figures: each measured figure with the link counters its timed part moved, printed
+// as a table and written as JSON.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "rig/engine/counters.h"
+
+namespace rig::bench {
+
+// A plain copy of engine::Counters at one moment; subtracting two gives what happened between.
+struct CounterSnapshot {
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t messages_sent = 0;
+  std::uint64_t send_calls = 0;
+  std::uint64_t bytes_staged = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t messages_received = 0;
+  std::uint64_t payload_bytes_copied = 0;
+  std::uint64_t payload_bytes_direct = 0;
+
+  static CounterSnapshot of(const engine::Counters& c);
+  CounterSnapshot operator-(const CounterSnapshot& earlier) const;
+};
+
+struct Figure {
+  std::string name;         // stable key: "h2d", "d2h", "h2d_strided", "handover_rtt_p50", ...
+  std::string label;        // for people: "host -> device"
+  std::uint64_t size = 0;   // bytes per copy; 0 when the figure has no size
+  double value = 0;
+  std::string unit;         // "GB/s" (1e9 bytes), "us" or "msg/s"
+  std::uint64_t items = 0;  // copies or handovers the figure was taken over
+  double seconds = 0;       // time measured
+  std::string detail;       // how it was taken, for the table and the JSON
+  CounterSnapshot counters; // what the link counted during the timed part (and checks between)
+};
+
+struct RunInfo {
+  std::string agent;        // endpoint
+  std::string backend;      // socket backend of the link
+  bool own_agent = false;   // started by rig-bench
+  bool quick = false;
+  double min_time = 0;
+  std::uint64_t max_size = 0;
+  std::uint32_t handover_message_bytes = 0;
+  std::uint32_t threads = 0;
+  std::string started;      // UTC, ISO 8601
+};
+
+class Report {
+ public:
+  void add(Figure f) { figures_.push_back(std::move(f)); }
+  const std::vector<Figure>& figures() const { return figures_; }
+
+  void print_table(std::FILE* out) const;
+  // Writes every figure, the run's facts and the link's `totals`; throws std::runtime_error.
+  void write_json(const std::string& path, const RunInfo& info, const CounterSnapshot& totals) const;
+
+ private:
+  std::vector<Figure> figures_;
+};
+
+// "4 KiB", "64 MiB"
+std::string size_text(std::uint64_t bytes);
+
+}  // namespace rig::bench

@@ -1,0 +1,184 @@
+// rig-bench: the end-to-end bench. Drives an agent's devices through proxies the way the runtime
+// would and measures copy bandwidth (host <-> device over a size sweep, strided rows, device ->
+// device on the agent) and tiny handovers (round trip, pipelined rate from one thread and from
+// several). It starts its own rig-agent on loopback unless given --agent HOST:PORT (another
+// machine's). Progress goes to stderr, the table to stdout, every figure and the link counters
+// to --json, a bandwidth plot to --plot. Every byte that comes back is checked: wrong bytes fail
+// the run (exit 2).
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "agent_process.h"
+#include "close_on_error.h"
+#include "copy_bench.h"
+#include "fixture.h"
+#include "handover_bench.h"
+#include "pattern.h"
+#include "plot.h"
+#include "progress.h"
+#include "report.h"
+#include "rig/remote/job.h"
+#include "settings.h"
+
+namespace {
+
+using namespace rig::bench;
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+rig::engine::Backend parse_backend(const std::string& b) {
+  if (b == "uring") return rig::engine::Backend::kUring;
+  if (b == "plain") return rig::engine::Backend::kPlain;
+  return rig::engine::default_backend();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
+  Settings s;
+  std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
+  std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;
+  bool quick = false, handover_bytes = false;
+  app.add_option("--agent", agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
+  app.add_option("--agent-path", agent_path, "the rig-agent to start")->capture_default_str();
+  app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "uring", "plain"}));
+  app.add_flag("--quick", quick,
+               "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
+  app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--max-size", s.max_size, "largest copy of the sweep (4KiB * 4^k up to it)")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 32));
+  app.add_option("--batch-bytes", s.batch_bytes, "bytes of copies pipelined per timed batch")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 32));
+  app.add_option("--rtt-count", s.rtt_count, "tiny handover round trips timed (p50, p99)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 10'000'000u));
+  app.add_option("--pipeline", s.pipeline, "tiny handovers submitted per timed batch")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1'000'000u));
+  app.add_option("--threads", s.threads, "threads (a proxy each) of the combined handover rate")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 63u));
+  app.add_option("--json", json, "write every figure and the link counters to this JSON file");
+  app.add_option("--plot", plot, "draw bandwidth against size into this PNG (runs bench/plot.py)");
+  app.add_option("--references", references, "JSON of reference figures to draw as lines (scripts/bench writes it)");
+  app.add_option("--python", python, "python3 that has matplotlib")->capture_default_str();
+  app.add_option("--plot-script", plot_script, "the plot script")->capture_default_str();
+  app.add_flag("--handover-bytes", handover_bytes,
+               "print the bytes of a tiny handover's message on the wire and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (handover_bytes) {
+    std::printf("%u\n", kTinyHandoverMessageBytes);
+    return 0;
+  }
+  if (quick) {
+    if (app.count("--min-time") == 0) s.min_time = 0.2;
+    if (app.count("--max-size") == 0) s.max_size = 64 * kMiB;
+    if (app.count("--batch-bytes") == 0) s.batch_bytes = 16 * kMiB;
+    if (app.count("--rtt-count") == 0) s.rtt_count = 2000;
+    if (app.count("--pipeline") == 0) s.pipeline = 1024;
+  }
+
+  RunInfo info;
+  info.started = utc_now();
+  info.quick = quick;
+  info.min_time = s.min_time;
+  info.max_size = s.max_size;
+  info.threads = s.threads;
+  info.handover_message_bytes = kTinyHandoverMessageBytes;
+  Report report;
+  try {
+    std::optional<AgentProcess> own;
+    if (agent.empty()) {
+      const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);
+      own.emplace(agent_path, std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)),
+                                                       "--device-budget", std::to_string(budget),
+                                                       "--backend", backend});
+      agent = own->endpoint();
+      progress("started %s on %s (pid %d)", agent_path.c_str(), agent.c_str(), static_cast<int>(own->pid()));
+    }
+    info.agent = agent;
+    info.own_agent = own.has_value();
+
+    auto job = rig::remote::Job::create();
+    rig::remote::LinkOptions options;
+    options.backend = parse_backend(backend);
+    rig::remote::Link& link = job->connect(agent, options);
+    info.backend = link.backend();
+    progress("connected to %s over %s; %zu devices besides the host", agent.c_str(), link.backend(),
+             link.accounts().size() - 1);
+    if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
+    {
+      Fixture fx(link, 1, s.region_bytes());
+      CloseOnError close_on_error(*job);
+      bench_copies(fx, s, report);
+      bench_handovers(fx, s, report);
+    }
+    const CounterSnapshot totals = CounterSnapshot::of(link.counters());
+    job->close();
+
+    report.print_table(stdout);
+    std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B\n",
+                static_cast<unsigned long long>(totals.messages_sent),
+                static_cast<unsigned long long>(totals.send_calls),
+                static_cast<unsigned long long>(totals.payload_bytes_copied),
+                static_cast<unsigned long long>(totals.payload_bytes_direct),
+                static_cast<unsigned long long>(totals.bytes_staged));
+    std::fflush(stdout);
+
+    std::string results = json;
+    std::string temporary;
+    if (results.empty() && !plot.empty()) {
+      char name[] = "/tmp/rig-bench-XXXXXX.json";
+      const int fd = ::mkstemps(name, 5);
+      if (fd < 0) throw std::runtime_error("cannot create a temporary JSON file");
+      ::close(fd);
+      results = temporary = name;
+    }
+    if (!results.empty()) {
+      report.write_json(results, info, totals);
+      if (!json.empty()) progress("wrote %s", json.c_str());
+    }
+    if (!plot.empty()) {
+      const int rc = run_plot(PlotCommand{python, plot_script, results, references, plot});
+      if (!temporary.empty()) ::unlink(temporary.c_str());
+      if (rc != 0) {
+        std::fprintf(stderr, "rig-bench: the plot failed (%s %s exited with %d)\n", python.c_str(),
+                     plot_script.c_str(), rc);
+        return 3;
+      }
+      progress("wrote %s", plot.c_str());
+    }
+    return 0;
+  } catch (const BytesDiffer& e) {
+    std::fprintf(stderr, "rig-bench: FAILED: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rig-bench: %s\n", e.what());
+    return 1;
+  }
+}
