@@ -55,7 +55,7 @@ void Job::close() {
   if ((before & kClosing) != 0) return;
   std::lock_guard lock(links_mu_);
   for (auto& link : links_) {
-    link->shutdown();
+    link->close();
     link->notify();
   }
 }

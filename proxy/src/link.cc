@@ -56,7 +56,7 @@ void handshake_recv(int fd, void* buf, std::size_t n, const std::string& endpoin
 }  // namespace
 
 Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
-    : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)) {
+    : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)), staging_(options.staging) {
   int fd = -1;
   try {
     const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
@@ -120,6 +120,15 @@ void Link::start() {
 
 void Link::join() {
   if (receiver_.joinable()) receiver_.join();
+}
+
+void Link::close() {
+  if (connection_ && connection_->turn().try_take()) {
+    const auto framed = wire::frame(wire::MsgType::kClose, wire::Close{0});
+    ::send(connection_->socket().fd(), &framed, sizeof framed, MSG_DONTWAIT | MSG_NOSIGNAL);
+    connection_->turn().pass();
+  }
+  shutdown();
 }
 
 void Link::shutdown() {

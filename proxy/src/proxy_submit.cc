@@ -23,8 +23,16 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
 
 // Frees staging memory on every path out of submit.
 struct Staging {
+  explicit Staging(const StagingAllocator& a) : alloc(a) {}
+  ~Staging() {
+    if (p != nullptr) (alloc.release != nullptr ? alloc.release : mi_free)(p);
+  }
+  void* get(std::size_t bytes) {
+    p = alloc.allocate != nullptr ? alloc.allocate(bytes) : mi_malloc(bytes);
+    return p;
+  }
+  const StagingAllocator& alloc;
   void* p = nullptr;
-  ~Staging() { mi_free(p); }
 };
 
 }  // namespace
@@ -126,7 +134,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   }
 
   // Staging for strided rows from this process's memory, allocated for the call.
-  Staging staging;
+  Staging staging(link_.staging());
   std::uint64_t staging_bytes = 0;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
     const rig_part& p = s.parts[i];
@@ -136,8 +144,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     }
   }
   if (staging_bytes > 0) {
-    staging.p = mi_malloc(staging_bytes);
-    if (staging.p == nullptr) return fail_submit(why, "out of memory for a hand-over");
+    if (staging.get(staging_bytes) == nullptr) return fail_submit(why, "out of memory for a hand-over");
   }
 
   // The handover message: header, fixed part, waits, parts, words.

@@ -225,6 +225,31 @@ TEST_F(Submit, ContiguousRowsGoOutInPlaceAndStridedRowsArePacked) {
   EXPECT_EQ(link_->counters().bytes_staged.load(), staged0 + 128 * 4096);
 }
 
+TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
+  remote::LinkOptions options;
+  options.staging.allocate = [](std::size_t) -> void* { return nullptr; };
+  options.staging.release = [](void*) {};
+  remote::Link& link = job_->connect(agent_->endpoint(), options);
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 1 << 20);
+  ASSERT_TRUE(r);
+  std::vector<std::byte> buf(1 << 20, std::byte{4});
+  const std::uint64_t before = link.counters().bytes_sent.load();
+  Work strided;
+  strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 64, 4096, 8192, 8192});
+  const auto s = dev.submit(strided);
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_EQ(s.why, "out of memory for a hand-over");
+  EXPECT_EQ(link.counters().bytes_sent.load(), before);  // nothing of it was sent
+  EXPECT_FALSE(job_->failed());
+  // Rows end to end need no packing: they still go, in place.
+  std::vector<std::byte> down(1 << 20);
+  Work flat;
+  flat.to_device(buf.data(), *r, 0, 1 << 20).to_host(*r, 0, down.data(), 1 << 20);
+  dev.wait(dev.run(flat));
+  EXPECT_EQ(buf, down);
+}
+
 TEST_F(Submit, CommitDoesNothing) {
   Driven dev(*link_, 1);
   const std::uint64_t before = sent();

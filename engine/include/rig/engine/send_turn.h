@@ -22,6 +22,16 @@ class SendTurn {
     }
   }
 
+  // Takes the turn only if nobody holds it or waits for it. Never blocks.
+  bool try_take() {
+    // acquire: as take(); pairs with pass()'s release.
+    std::uint32_t now = serving_.load(std::memory_order_acquire);
+    std::uint32_t expected = now;
+    // acquire on success: the ticket is ours and the previous holder's sends happened-before.
+    return next_.compare_exchange_strong(expected, now + 1, std::memory_order_acquire,
+                                         std::memory_order_relaxed);
+  }
+
   // Hands the turn to the next ticket.
   void pass() {
     // release: publishes everything this holder did to the next holder's acquire in take().

@@ -31,8 +31,17 @@ std::uint16_t take_link_tag();
 void give_link_tag(std::uint16_t tag);
 struct PendingRequest;
 
+// Where submit gets the memory it packs strided rows into (mimalloc by default). A test or an
+// embedder may supply its own; returning null makes submit answer "out of memory for a
+// hand-over".
+struct StagingAllocator {
+  void* (*allocate)(std::size_t bytes) = nullptr;
+  void (*release)(void* p) = nullptr;
+};
+
 struct LinkOptions {
   engine::Backend backend = engine::default_backend();
+  StagingAllocator staging{};
   bool inject_faults = false;  // wrap the socket in a FaultySocket with `faults`
   engine::Faults faults{};
 };
@@ -56,6 +65,7 @@ class Link {
   const wire::Account* account(std::uint32_t id) const;
   engine::Counters& counters() { return counters_; }
   const char* backend() const { return connection_->socket().backend(); }
+  const StagingAllocator& staging() const { return staging_; }
 
   // A new id of the job, naming an agent object (the page's Link.fresh). Ids carry the link's
   // number in their top 16 bits, so owns() tells without a lookup whether an id is this link's.
@@ -94,6 +104,9 @@ class Link {
   // Whether the receiving thread has ended (no byte of a copy may land any more).
   bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
 
+  // Tells the agent the job closes (a kClose, only if the connection is idle: it never
+  // waits), then shuts the connection down (every blocked send and receive returns).
+  void close();
   // Shuts the connection down (every blocked send and receive returns).
   void shutdown();
   // Waits for the receiving thread to end.
@@ -115,6 +128,7 @@ class Link {
   Job& job_;
   const std::uint64_t tag_;  // taken in the constructor, given back in the destructor
   std::string endpoint_;
+  StagingAllocator staging_;
   engine::Counters counters_;
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
