@@ -187,9 +187,15 @@ void Session::run() {
       case wire::MsgType::kRequest: ok = on_request(body, why); break;
       case wire::MsgType::kRelease: ok = on_release(body, why); break;
       case wire::MsgType::kHandover: ok = on_handover(body, why) && run_ready(why); break;
-      case wire::MsgType::kPing: {
+      case wire::MsgType::kPing: {  // keepalive: echo it
         wire::Ping p{};
         ok = wire::decode(body, p, why);
+        if (ok) {
+          const auto echo = wire::frame(wire::MsgType::kPing, p);
+          const iovec iov = engine::to_iov(&echo, sizeof echo);
+          ok = send_frame({&iov, 1});
+          if (!ok) why = "connection lost sending a ping";
+        }
         break;
       }
       case wire::MsgType::kClose: {

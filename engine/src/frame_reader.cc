@@ -30,9 +30,16 @@ int FrameReader::fill(std::size_t at_least) {
   }
   while (end_ - begin_ < at_least) {
     std::size_t want = kBufferBytes - end_;
-    if (probe_) {
-      if (const int rc = socket_.wait_readable(); rc != 0) return rc;
-      if (probe_()) want = std::min(want, std::max(at_least, kExactWindow) - (end_ - begin_));
+    if (probe_ || on_idle_) {
+      std::int64_t silent_ms = 0;
+      for (;;) {
+        const int rc = socket_.wait_readable(on_idle_ ? idle_interval_ms_ : -1);
+        if (rc == 0) break;
+        if (rc != -ETIME) return rc;
+        silent_ms += idle_interval_ms_;
+        if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
+      }
+      if (probe_ && probe_()) want = std::min(want, std::max(at_least, kExactWindow) - (end_ - begin_));
     }
     const long got = socket_.recv_some(buffer_.get() + end_, want);
     if (got < 0) return static_cast<int>(got);

@@ -55,14 +55,17 @@ int PlainSocket::recv_all(std::span<const iovec> iov) {
   return 0;
 }
 
-int PlainSocket::wait_readable() {
+int poll_readable(int fd, int timeout_ms) {
   for (;;) {
-    pollfd pfd{fd_, POLLIN, 0};
-    const int rc = ::poll(&pfd, 1, -1);
+    pollfd pfd{fd, POLLIN, 0};
+    const int rc = ::poll(&pfd, 1, timeout_ms);
     if (rc < 0 && errno == EINTR) continue;
-    return rc < 0 ? -errno : 0;
+    if (rc < 0) return -errno;
+    return rc == 0 ? -ETIME : 0;
   }
 }
+
+int PlainSocket::wait_readable(int timeout_ms) { return poll_readable(fd_, timeout_ms); }
 
 void PlainSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 

@@ -160,13 +160,7 @@ int UringSocket::recv_all(std::span<const iovec> iov) {
   return 0;
 }
 
-int UringSocket::wait_readable() {
-  for (;;) {
-    const int rc = thread_ring().run([&](io_uring_sqe* sqe) { io_uring_prep_poll_add(sqe, fd_, POLLIN); });
-    if (rc == -EINTR || rc == -EAGAIN) continue;
-    return rc < 0 ? rc : 0;
-  }
-}
+int UringSocket::wait_readable(int timeout_ms) { return poll_readable(fd_, timeout_ms); }
 
 void UringSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
 

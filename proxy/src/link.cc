@@ -107,6 +107,25 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   connection_ = std::make_unique<engine::Connection>(std::move(socket), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
+  silence_ms_ = options.silence_ms;
+  if (options.keepalive_ms > 0) {
+    reader_->set_idle_watch(options.keepalive_ms, [this](std::int64_t silent) { return on_idle(silent); });
+  }
+}
+
+int Link::on_idle(std::int64_t silent_ms) {
+  if (silence_ms_ > 0 && silent_ms >= silence_ms_) {
+    idle_why_ = "the agent sent nothing for " + std::to_string(silent_ms) + " ms";
+    return -ETIMEDOUT;
+  }
+  // Ping only when nobody sends: a sender blocked on a full socket is itself a sign of life
+  // being awaited, and the receiving thread must never wait for the turn.
+  if (connection_->turn().try_take()) {
+    const auto ping = wire::frame(wire::MsgType::kPing, wire::Ping{static_cast<std::uint64_t>(silent_ms)});
+    ::send(connection_->socket().fd(), &ping, sizeof ping, MSG_DONTWAIT | MSG_NOSIGNAL);
+    connection_->turn().pass();
+  }
+  return 0;
 }
 
 Link::~Link() {

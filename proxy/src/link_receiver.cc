@@ -23,6 +23,10 @@ void Link::receive_loop() {
       why = "protocol violation by the agent: " + why;
       break;
     }
+    if (rc == -ETIMEDOUT && !idle_why_.empty()) {
+      why = idle_why_;
+      break;
+    }
     if (rc < 0) {
       why = std::string("connection lost: ") + std::strerror(-rc);
       break;

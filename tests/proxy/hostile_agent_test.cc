@@ -2,6 +2,7 @@
 // into this process's memory, and wakes every blocked call (DESIGN invariants 2, 7, 8).
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <future>
 #include <thread>
 
+#include "agent_process.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
@@ -320,6 +322,30 @@ TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
   blocked.join();
   EXPECT_TRUE(blocked_returned.load(std::memory_order_acquire));
   job->close();
+}
+
+TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::LinkOptions options;
+  options.keepalive_ms = 50;
+  options.silence_ms = 400;
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  // An agent that answers keepalives stays: a second of idleness with pings every 50 ms.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  agent.signal(SIGSTOP);  // hung: its kernel still acknowledges, it answers nothing
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    while (true) dev->sleep(dev->signaled(), 100);
+  } catch (const edge::Fault& f) {
+    EXPECT_NE(std::string(f.what()).find("the agent sent nothing for"), std::string::npos) << f.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  agent.signal(SIGCONT);
 }
 
 TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {

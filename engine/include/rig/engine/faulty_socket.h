@@ -24,7 +24,7 @@ class FaultySocket final : public Socket {
   int send_all(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
-  int wait_readable() override { return inner_->wait_readable(); }
+  int wait_readable(int timeout_ms) override { return inner_->wait_readable(timeout_ms); }
   void shutdown() override { inner_->shutdown(); }
   int fd() const override { return inner_->fd(); }
   const char* backend() const override { return inner_->backend(); }

@@ -47,6 +47,14 @@ class FrameReader {
   // made after the bytes came, never before (a read posted while idle cannot be resized).
   void set_exact_probe(std::function<bool()> probe) { probe_ = std::move(probe); }
 
+  // Idle watch: while the reader waits for bytes, it calls on_idle(silent_ms) every
+  // interval_ms with how long the stream has been silent; a non-zero return (-errno) ends the
+  // wait with that error. Turns on the readiness wait, like the probe.
+  void set_idle_watch(int interval_ms, std::function<int(std::int64_t silent_ms)> on_idle) {
+    idle_interval_ms_ = interval_ms;
+    on_idle_ = std::move(on_idle);
+  }
+
  private:
   int fill(std::size_t at_least);
 
@@ -58,6 +66,8 @@ class FrameReader {
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::function<bool()> probe_;
+  int idle_interval_ms_ = -1;
+  std::function<int(std::int64_t)> on_idle_;
 };
 
 }  // namespace rig::engine

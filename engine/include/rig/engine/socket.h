@@ -27,9 +27,9 @@ class Socket {
   // Fills every byte of `iov`. Returns 0, -ECONNRESET at end of stream, or -errno.
   virtual int recv_all(std::span<const iovec> iov) = 0;
 
-  // Blocks until the socket has bytes to read, its end of stream, or an error. Returns 0 or
-  // -errno.
-  virtual int wait_readable() = 0;
+  // Blocks until the socket has bytes to read, its end of stream, or an error, for at most
+  // timeout_ms (negative: no bound). Returns 0, -ETIME once the time is up, or -errno.
+  virtual int wait_readable(int timeout_ms) = 0;
 
   // Shuts both directions down: every call blocked on this socket returns.
   virtual void shutdown() = 0;

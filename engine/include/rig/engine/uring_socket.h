@@ -14,7 +14,7 @@ class UringSocket final : public Socket {
   int send_all(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
-  int wait_readable() override;
+  int wait_readable(int timeout_ms) override;
   void shutdown() override;
   int fd() const override { return fd_; }
   const char* backend() const override { return "io_uring"; }

@@ -41,6 +41,12 @@ struct StagingAllocator {
 
 struct LinkOptions {
   engine::Backend backend = engine::default_backend();
+  // Keepalive: after keepalive_ms without a byte from the agent, the link pings it (the agent
+  // echoes); after silence_ms without a byte, the job fails with "the agent sent nothing for
+  // N ms". This finds a hung or unreachable agent within silence_ms + keepalive_ms. An agent
+  // busy in one launch longer than silence_ms also fails the job: raise it for such programs.
+  int keepalive_ms = 1000;
+  int silence_ms = 30000;
   StagingAllocator staging{};
   bool inject_faults = false;  // wrap the socket in a FaultySocket with `faults`
   engine::Faults faults{};
@@ -160,6 +166,9 @@ class Link {
   std::vector<iovec> row_iov_;
 
   std::atomic<bool> receiver_ended_{false};  // seq_cst: the stop/receiver handshake
+  int silence_ms_ = 0;
+  std::string idle_why_;  // receiver-owned: why the idle watch ended the wait
+  int on_idle(std::int64_t silent_ms);
 
  public:
   // Copies into this process's memory of at least this many bytes are received with zero
