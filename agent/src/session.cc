@@ -529,7 +529,16 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
       if (rc != 0 || !wire::decode_bytes(fixed, fh.length, b, why)) {
         if (rc != 0) why = "connection lost in a handover's bytes";
         return false;
-      }      if (p.landed) {
+      }
+      if (b.device != h.fixed.device || b.value != h.fixed.value || b.part != i || b.offset != got ||
+          b.length > total - got) {
+        why = "bytes (device " + std::to_string(b.device) + ", value " + std::to_string(b.value) +
+              ", part " + std::to_string(b.part) + ", offset " + std::to_string(b.offset) +
+              ", length " + std::to_string(b.length) + ") do not continue part " +
+              std::to_string(i) + " at offset " + std::to_string(got) + " of " + std::to_string(total);
+        return false;
+      }
+      if (p.landed) {
         // Straight into the destination's rows that [got, got + length) of the packed bytes cover.
         std::byte* base = p.dst.memory->data() + p.dst.offset;
         recv_iov_.clear();

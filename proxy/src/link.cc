@@ -220,8 +220,8 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
     req.id = next_request_.fetch_add(1, std::memory_order_relaxed);
     PendingRequest* expected = nullptr;
     // acq_rel: the receiving thread's acquire load of the slot sees req.id.
-    if (requests_[req.id % kRequestSlots].compare_exchange_strong(expected, &req,
-                                                                  std::memory_order_acq_rel)) {
+    auto& slot = requests_[req.id % kRequestSlots];
+    if (slot.compare_exchange_strong(expected, &req, std::memory_order_acq_rel)) {
       break;
     }
   }

@@ -10,6 +10,11 @@
 
 namespace rig::remote {
 
+// The timeline word is the caller's plain 8 bytes, advanced through std::atomic_ref: that must
+// be lock-free (signaled may run while rig holds its own locks, and must never block).
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free,
+              "the timeline word needs lock-free 64-bit atomics");
+
 // A copy into this process's memory whose bytes have not all landed.
 struct ClientCopy {
   std::uint64_t value = 0;

@@ -140,6 +140,58 @@ TEST_F(BadClient, BytesThatFollowNoHandoverFailTheJob) {
   EXPECT_NE(why.find("bytes that follow no handover"), std::string::npos) << why;
 }
 
+// A handover with one copy from the client into object 5 (64 bytes), then a kBytes message.
+static std::string bytes_after_handover(RawClient& c, const wire::Bytes& b, std::uint32_t payload) {
+  wire::Side client{};
+  client.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+  wire::Part p{};
+  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+  p.copy.src = client;
+  p.copy.dst.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
+  p.copy.dst.handle = 5;
+  p.copy.rows = 1;
+  p.copy.row_bytes = 64;
+  p.copy.src_pitch = 64;
+  p.copy.dst_pitch = 64;
+  const wire::Handover h{1, 0, 1, 1, 0};
+  send_msg(c.fd(), wire::MsgType::kHandover, h, std::as_bytes(std::span(&p, 1)));
+  std::vector<std::byte> data(payload, std::byte{0x66});
+  send_msg(c.fd(), wire::MsgType::kBytes, b, data);
+  return c.failure_text();
+}
+
+TEST_F(BadClient, BytesLongerThanTheirPartFailTheJobAndWriteNothingPastIt) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  const std::string why = bytes_after_handover(c, wire::Bytes{1, 0, 1, 0, 4096, 0}, 4096);
+  EXPECT_NE(why.find("do not continue part 0"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, BytesOfAnotherPartOrValueFailTheJob) {
+  {
+    RawClient c(agent_.endpoint());
+    c.hello();
+    alloc(c, 5, 64);
+    const std::string why = bytes_after_handover(c, wire::Bytes{1, 1, 1, 0, 64, 0}, 64);
+    EXPECT_NE(why.find("do not continue part 0"), std::string::npos) << why;
+  }
+  {
+    RawClient c(agent_.endpoint());
+    c.hello();
+    alloc(c, 5, 64);
+    const std::string why = bytes_after_handover(c, wire::Bytes{1, 0, 2, 0, 64, 0}, 64);
+    EXPECT_NE(why.find("do not continue part 0"), std::string::npos) << why;
+  }
+  {
+    RawClient c(agent_.endpoint());
+    c.hello();
+    alloc(c, 5, 64);
+    const std::string why = bytes_after_handover(c, wire::Bytes{1, 0, 1, 8, 56, 0}, 56);
+    EXPECT_NE(why.find("do not continue part 0"), std::string::npos) << why;
+  }
+}
+
 TEST_F(BadClient, AllocPastTheBudgetIsRefusedNotFatal) {
   RawClient c(agent_.endpoint());
   c.hello();
