@@ -192,6 +192,28 @@ TEST_F(BadClient, BytesOfAnotherPartOrValueFailTheJob) {
   }
 }
 
+TEST_F(BadClient, AHandoverForADeviceTheAgentDidNotOpenFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  send_handover(c, 9, 1, {copy_part(object(5), object(5), 64)});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("device 9, which this agent did not open"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, AWordsPartNamingNoImageFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  wire::Part p{};
+  p.kind = static_cast<std::uint16_t>(wire::PartKind::kWords);
+  p.words.image = 42;
+  p.words.function = 0;
+  p.words.n_words = 0;
+  send_handover(c, 0, 1, {p});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("image 42, which does not exist"), std::string::npos) << why;
+}
+
 TEST_F(BadClient, AllocPastTheBudgetIsRefusedNotFatal) {
   RawClient c(agent_.endpoint());
   c.hello();

@@ -29,6 +29,14 @@ end
 func medium params=0 scratch=8388608
     ret
 end
+func scratchy params=1 buffers=0 scratch=4096
+    ld    r0, p0[0]
+    st    scratch[1000], r0
+    ld    r1, scratch[1000]
+    add   r1, r1, 5
+    st    p0[0], r1
+    ret
+end
 )";
 
 const char* kAdd = R"(
@@ -213,7 +221,7 @@ TEST_F(Code, TheHostsRefusalIsTheVerifiersOwnReason) {
 TEST_F(Code, AfterEntryALaunchAllocatesNothingEvenWithTheBudgetExhausted) {
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
-  const auto e = host->entry(img, "counter");
+  const auto e = host->entry(img, "scratchy");  // makes the launch's 4 KiB of scratch
   ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
   auto r = host->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
@@ -222,14 +230,40 @@ TEST_F(Code, AfterEntryALaunchAllocatesNothingEvenWithTheBudgetExhausted) {
   for (std::uint64_t chunk = 16u << 20; chunk >= 64; chunk /= 2) {
     while (auto h = host->alloc(edge::Memory::kDevice, chunk)) hogs.push_back(*h);
   }
-  const std::uint32_t zero[16] = {};
+  ASSERT_FALSE(host->alloc(edge::Memory::kDevice, 64));
+  const std::uint32_t seven[16] = {7};
   std::uint32_t out = 0;
   Work w;
-  w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
-                                      {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
+  w.to_device(seven, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
+                                       {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
   host.wait(host.run(w));
-  EXPECT_EQ(out, 1u);
+  EXPECT_EQ(out, 12u);
   EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Code, AnUnloadAfterAnOldHostProxysStopTouchesNothingOfTheNewOne) {
+  std::optional<remote::Image> old_image;
+  {
+    Driven old(*link_, 0);
+    old_image = load(old, kCounter);
+    ASSERT_TRUE(std::holds_alternative<edge::Entry>(old->entry(*old_image, "counter")));
+    old.stop();
+    Driven fresh(*link_, 0);  // the old one handed nothing over: the account is free again
+    const remote::Image img = load(fresh, kCounter);
+    const auto e = fresh->entry(img, "counter");
+    ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+    old->unload(*old_image);
+    auto r = fresh->alloc(edge::Memory::kDevice, 64);
+    ASSERT_TRUE(r);
+    const std::uint32_t zero[16] = {};
+    std::uint32_t out = 9;
+    Work w;
+    w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
+                                        {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
+    fresh.wait(fresh.run(w));
+    EXPECT_EQ(out, 1u);
+    EXPECT_FALSE(job_->failed()) << job_->fault_text();
+  }
 }
 
 TEST_F(Code, NoMemoryMakesNothingAndUnloadGivesBackWhatEntryMade) {
@@ -281,12 +315,13 @@ TEST_F(Code, TheAgentKeepsAnUnloadedImageForWorkSubmittedBefore) {
   EXPECT_FALSE(job_->failed()) << job_->fault_text();
 }
 
-TEST_F(Code, UnloadSendsNothingOnceTheJobFailed) {
+TEST_F(Code, UnloadAndPrepareSendNothingOnceTheJobFailed) {
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
   job_->fail("gone");
   const std::uint64_t before = sent();
   host->unload(img);
+  EXPECT_NO_THROW(host->prepare(img, "counter"));  // reports nothing
   EXPECT_EQ(sent(), before);
 }
 

@@ -210,6 +210,24 @@ TEST(HostileAgent, HangingUpWakesABlockedAllocWithFault) {
   }
 }
 
+TEST(HostileAgent, TheCloseWakesABlockedAllocWithTheJobIsClosed) {
+  FakeAgent agent(1, [](int fd) { drain(fd); });  // never answers
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    job->close();
+  });
+  try {
+    dev->alloc(edge::Memory::kDevice, 64);
+    FAIL() << "alloc returned although nobody answered";
+  } catch (const edge::Fault& f) {
+    EXPECT_STREQ(f.what(), "the job is closed");
+  }
+  closer.join();
+}
+
 TEST(HostileAgent, AgentFailureBecomesTheRootCauseOfEveryCall) {
   FakeAgent agent(1, [](int fd) {
     answer_next_request(fd);

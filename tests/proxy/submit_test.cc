@@ -250,6 +250,40 @@ TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
   EXPECT_EQ(buf, down);
 }
 
+TEST_F(Submit, ASubmitWaitingHereReturnsOnceTheCloseBegins) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  alignas(8) static std::uint64_t never = 0;  // a local word nobody advances
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    job_->close();
+  });
+  Work w;
+  w.wait(&never, 0, 1).between(*r, 0, *r, 0, 64);
+  const auto s = dev.submit(w);
+  closer.join();
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_EQ(s.why, "the job is closed");
+}
+
+TEST_F(Submit, ASubmitWaitingHereReturnsOnceTheJobFails) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto ra = a->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(ra);
+  std::vector<std::byte> src(64);
+  std::thread failer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    job_->fail("failed while submit waited");
+  });
+  Work w;  // a copy from here waits here for b's value 1, which never comes
+  w.wait(b.word(), 2, 1).to_device(src.data(), *ra, 0, 64);
+  const auto s = a.submit(w);
+  failer.join();
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_EQ(s.why, "failed while submit waited");
+}
+
 TEST_F(Submit, CommitDoesNothing) {
   Driven dev(*link_, 1);
   const std::uint64_t before = sent();
