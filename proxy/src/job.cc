@@ -56,7 +56,7 @@ void Job::close() {
   std::lock_guard lock(links_mu_);
   for (auto& link : links_) {
     link->close();
-    link->notify();
+    link->notify_all();
   }
 }
 
@@ -71,7 +71,7 @@ void Job::fail(const std::string& why) {
   std::lock_guard lock(links_mu_);
   for (auto& link : links_) {
     link->shutdown();
-    link->notify();
+    link->notify_all();
   }
 }
 

@@ -168,16 +168,12 @@ std::uint64_t Link::fresh() {
   return (tag_ << 48) | n;
 }
 
-void Link::wait_event(std::uint32_t seen, std::int64_t timeout_ns) {
-  // seq_cst with notify(): see events_ in link.h.
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  if (events_.load(std::memory_order_seq_cst) == seen) engine::futex_wait(events_, seen, timeout_ns);
-  waiters_.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-void Link::notify() {
-  events_.fetch_add(1, std::memory_order_seq_cst);
-  if (waiters_.load(std::memory_order_seq_cst) != 0) engine::futex_wake_all(events_);
+void Link::notify_all() {
+  notify();
+  for (const auto& s : slots_) {
+    // acquire: pairs with register_proxy's release store.
+    if (ProxySlot* p = s.load(std::memory_order_acquire)) p->events.notify();
+  }
 }
 
 ProxySlot* Link::slot_by_word(const std::uint64_t* word) const {
@@ -235,7 +231,7 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
   const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
                         engine::to_iov(tail.data(), tail.size())};
-  const int rc = connection_->send({iov, tail.empty() ? 1u : 2u});
+  const int rc = connection_->send_combined({iov, tail.empty() ? 1u : 2u});
   if (rc != 0) {
     job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
   }
@@ -258,7 +254,7 @@ void Link::tell(wire::Request request, std::span<const std::byte> tail) {
   const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
                         engine::to_iov(tail.data(), tail.size())};
-  const int rc = connection_->send({iov, tail.empty() ? 1u : 2u});
+  const int rc = connection_->send_combined({iov, tail.empty() ? 1u : 2u});
   if (rc != 0) job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
 }
 
@@ -267,7 +263,7 @@ void Link::release(std::uint64_t id, wire::ReleaseKind kind) {
   const auto framed = wire::frame(wire::MsgType::kRelease,
                                   wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
   const iovec iov = engine::to_iov(&framed, sizeof framed);
-  const int rc = connection_->send({&iov, 1});
+  const int rc = connection_->send_combined({&iov, 1});
   if (rc != 0 && !job_.closing()) {
     job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
   }

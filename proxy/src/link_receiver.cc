@@ -94,7 +94,7 @@ void Link::end_receiver() {
     std::lock_guard lock(registry_mu_);
     for (auto& s : all_slots_) s->write_final_from_receiver();
   }
-  notify();
+  notify_all();
 }
 
 bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
@@ -223,7 +223,7 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
   s->publish(d.value);
   // release: pairs with stop's seq_cst load: the publish is done.
   s->receiver_busy.store(0, std::memory_order_release);
-  notify();
+  s->events.notify();  // only this proxy's waiters
   return true;
 }
 

@@ -238,12 +238,12 @@ void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::milliseconds(still_ms);
   for (;;) {
-    const std::uint32_t events = link_.events();
+    const std::uint32_t events = slot_->events.current();
     if (signaled() != seen) return;
     if (job_->failed()) throw edge::Fault(job_->fault_text());
     const auto left = deadline - clock::now();
     if (left <= clock::duration::zero()) return;
-    link_.wait_event(events, std::chrono::duration_cast<std::chrono::nanoseconds>(left).count());
+    slot_->events.wait(events, std::chrono::duration_cast<std::chrono::nanoseconds>(left).count());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "rig/engine/event_word.h"
 #include "rig/engine/spsc_ring.h"
 
 namespace rig::remote {
@@ -77,6 +78,10 @@ struct ProxySlot {
   std::atomic<bool> handed_over{false};  // release/acquire with make's check (cold)
   engine::SpscRing<ClientCopy> copies{kCopyRecords};      // producer: submit; consumer: receiver
   engine::SpscRing<SubmittedValue> values{kValueRecords}; // producer: submit; consumer: receiver
+
+  // Waiters for this proxy's word (sleep, submit's waits, room in the rings): notified by each
+  // publish, and by failure, close and the receiving thread's end.
+  engine::EventWord events;
 
   // ---- written by the receiving thread ----
   // release: pairs with room's acquire: the cost of values reported done.

@@ -90,12 +90,12 @@ bool Proxy::wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot*
   auto ref = std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(word));
   std::uint32_t spins = 0;
   for (;;) {
-    const std::uint32_t events = link_.events();
+    const std::uint32_t events = same_link != nullptr ? same_link->events.current() : 0;
     // acquire: pairs with the release store of whoever advances that word.
     if (ref.load(std::memory_order_acquire) >= value) return true;
     if (job_->over()) return false;
     if (same_link != nullptr) {
-      link_.wait_event(events, 50'000'000);
+      same_link->events.wait(events, 50'000'000);
     } else if (++spins < 64) {
       std::this_thread::yield();
     } else {
@@ -221,10 +221,10 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // Record the copies into this process's memory and the value, then publish them to the
   // receiving thread before the message leaves (its reports may come back at once).
   for (;;) {
-    const std::uint32_t events = link_.events();
+    const std::uint32_t events = slot.events.current();
     if (slot.copies.free_slots() >= n_into && slot.values.free_slots() >= 1) break;
     if (job_->over()) return fail_submit(why, job_->fault_text());
-    link_.wait_event(events, 50'000'000);
+    slot.events.wait(events, 50'000'000);
   }
   std::size_t k = 0;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
@@ -253,7 +253,11 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // Send the handover and, right behind it, the bytes of copies from this process's memory.
   engine::Connection& conn = link_.connection();
   int rc = 0;
-  {
+  if (!from_client) {
+    // A handover alone: posted, and sent together with other threads' small messages.
+    const iovec msg{message_.data(), message_.size()};
+    rc = conn.send_combined({&msg, 1});
+  } else {
     engine::TurnGuard turn(conn.turn());
     const iovec msg{message_.data(), message_.size()};
     rc = conn.send_holding_turn({&msg, 1});

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "rig/engine/counters.h"
 #include "rig/engine/send_turn.h"
@@ -22,6 +23,12 @@ class Connection {
     return send_holding_turn(iov);
   }
 
+  // Sends one small message by flat combining: the message is posted, and whichever thread
+  // holds the turn first sends every posted message in one system call; the others find
+  // theirs sent when their turn comes. Same contract as send(): returns once the kernel took
+  // the bytes, or -errno. Borrows `iov` (and what it points to) until it returns.
+  int send_combined(std::span<const iovec> iov);
+
   // For a sequence that must not be interleaved (a handover and the bytes that follow it):
   // take turn() with a TurnGuard, then call this for each piece.
   int send_holding_turn(std::span<const iovec> iov);
@@ -33,9 +40,24 @@ class Connection {
   void shutdown() { socket_->shutdown(); }
 
  private:
+  struct Posted {
+    std::span<const iovec> iov;
+    Posted* next = nullptr;
+    // 1 while posted; then 0 or -errno, stored with release by the sender (pairs with the
+    // poster's acquire load); the poster's frame may vanish right after.
+    std::atomic<int> result{1};
+  };
+  // Sends every posted message; caller holds the turn.
+  void flush_posted();
+
   std::unique_ptr<Socket> socket_;
   Counters& counters_;
   SendTurn turn_;
+  // Treiber stack of posted messages. Push: release (the Posted is written); the turn holder
+  // takes the whole stack with an acquire exchange.
+  alignas(64) std::atomic<Posted*> posted_{nullptr};
+  std::vector<iovec> combined_iov_;  // only the turn holder touches it (ordered by the turn)
+  std::vector<Posted*> batch_;       // likewise
 };
 
 }  // namespace rig::engine

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 
@@ -58,10 +59,16 @@ class FrameReader {
  private:
   int fill(std::size_t at_least);
 
+  // Frees what `new (std::align_val_t{64}) std::byte[n]` made.
+  struct AlignedDelete {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  using AlignedBytes = std::unique_ptr<std::byte[], AlignedDelete>;
+
   Socket& socket_;
   Counters& counters_;
-  std::unique_ptr<std::byte[]> buffer_;    // kBufferBytes, 64-byte aligned
-  std::unique_ptr<std::byte[]> large_;     // for bodies that do not fit or are misaligned
+  AlignedBytes buffer_;  // kBufferBytes, 64-byte aligned
+  AlignedBytes large_;   // for bodies that do not fit or are misaligned
   std::size_t large_size_ = 0;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;

@@ -16,6 +16,7 @@
 
 #include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
+#include "rig/engine/event_word.h"
 #include "rig/engine/faulty_socket.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/socket.h"
@@ -100,12 +101,14 @@ class Link {
   // The slot whose word is at `word`, if a proxy of this link has it.
   ProxySlot* slot_by_word(const std::uint64_t* word) const;
 
-  // Blocks until an event (a publish, an answer, a failure, the close) or `timeout_ns`.
-  // The caller re-checks its condition after; `seen` is events() read before that check.
-  std::uint32_t events() const { return events_.load(std::memory_order_seq_cst); }
-  void wait_event(std::uint32_t seen, std::int64_t timeout_ns);
-  // Wakes every waiter; costs no syscall when nobody waits.
-  void notify();
+  // Link-wide events: an answer, a failure, the close, the receiving thread's end. Each proxy
+  // has events of its own for its word (ProxySlot::events), so a publish wakes only the
+  // threads waiting on that proxy.
+  std::uint32_t events() const { return events_.current(); }
+  void wait_event(std::uint32_t seen, std::int64_t timeout_ns) { events_.wait(seen, timeout_ns); }
+  void notify() { events_.notify(); }
+  // Wakes every waiter of the link and of its proxies (failure, close, end).
+  void notify_all();
 
   // Whether the receiving thread has ended (no byte of a copy may land any more).
   bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
@@ -145,11 +148,7 @@ class Link {
   alignas(64) std::atomic<std::uint64_t> next_id_{1};
   std::atomic<std::uint64_t> next_request_{1};
 
-  // Waiters: events_ changes on every event; waiters_ counts threads blocked on it. Both
-  // seq_cst: a notifier bumps events_ then reads waiters_, a waiter bumps waiters_ then reads
-  // events_ (and its condition), so one of them sees the other (no lost wake-up).
-  alignas(64) std::atomic<std::uint32_t> events_{0};
-  alignas(64) std::atomic<std::uint32_t> waiters_{0};
+  engine::EventWord events_;
 
   // Pending requests by id % kRequestSlots (claimed by CAS from null; kBusy while the
   // receiving thread fills one).
