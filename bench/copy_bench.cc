@@ -96,8 +96,8 @@ rig_copy strided(const Settings& s, rig_side src, rig_side dst) {
 }
 
 std::string strided_detail(const Settings& s) {
-  return std::to_string(s.strided_bytes / s.row_bytes) + " rows of " + size_text(s.row_bytes) + " at a " +
-         size_text(s.pitch) + " pitch on both sides";
+  return std::to_string(s.strided_bytes / s.row_bytes) + " rows of " + size_text(s.row_bytes) +
+         ", pitch " + size_text(s.pitch) + " on both sides";
 }
 
 // Rows of the pattern at the pitch into the same rows of B; B's gaps must keep their scramble.

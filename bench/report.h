@@ -35,7 +35,8 @@ struct Figure {
   std::uint64_t items = 0;  // copies or handovers the figure was taken over
   double seconds = 0;       // time measured
   std::string detail;       // how it was taken, for the table and the JSON
-  CounterSnapshot counters; // what the link counted during the timed part (and checks between)
+  CounterSnapshot counters; // what the link counted over the figure's batches (warm-ups and
+                            // read-backs for checks excluded, but the round trip's warm-up)
 };
 
 struct RunInfo {

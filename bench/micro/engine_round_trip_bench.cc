@@ -55,7 +55,7 @@ bool read_frame(FrameReader& reader, std::span<const std::byte>& body) {
   return reader.body(h.length, body) == 0;
 }
 
-// Args: backend (0 io_uring, 1 plain), frame kind (0 ping, 1 tiny handover).
+// Args: backend (0 io_uring, 1 plain), frame (0 a ping, 1 a tiny handover).
 void BM_EngineRoundTrip(benchmark::State& state) {
   const Backend backend = state.range(0) == 0 ? Backend::kUring : Backend::kPlain;
   if (backend == Backend::kUring && !uring_available()) {
@@ -97,7 +97,7 @@ void BM_EngineRoundTrip(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineRoundTrip)
     ->ArgsProduct({{0, 1}, {0, 1}})
-    ->ArgNames({"plain", "handover"})
+    ->ArgNames({"backend", "frame"})
     ->UseRealTime();
 
 }  // namespace
