@@ -13,20 +13,10 @@ namespace rig::engine {
 PlainSocket::~PlainSocket() { ::close(fd_); }
 
 int PlainSocket::send_all(std::span<const iovec> iov) {
-  IovCursor cur(iov);
-  iovec window[IovCursor::kWindow];
-  while (!cur.done()) {
-    msghdr msg{};
-    msg.msg_iov = window;
-    msg.msg_iovlen = cur.window(window);
+  return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
     const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    cur.advance(static_cast<std::size_t>(n));
-  }
-  return 0;
+    return n < 0 ? -errno : n;
+  });
 }
 
 long PlainSocket::recv_some(void* buf, std::size_t n) {
@@ -38,21 +28,10 @@ long PlainSocket::recv_some(void* buf, std::size_t n) {
 }
 
 int PlainSocket::recv_all(std::span<const iovec> iov) {
-  IovCursor cur(iov);
-  iovec window[IovCursor::kWindow];
-  while (!cur.done()) {
-    msghdr msg{};
-    msg.msg_iov = window;
-    msg.msg_iovlen = cur.window(window);
+  return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
     const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
-    }
-    if (n == 0) return -ECONNRESET;
-    cur.advance(static_cast<std::size_t>(n));
-  }
-  return 0;
+    return n < 0 ? -errno : n;
+  });
 }
 
 int poll_readable(int fd, int timeout_ms) {

@@ -117,21 +117,10 @@ std::unique_ptr<Socket> make_socket(int fd, Backend backend) {
 UringSocket::~UringSocket() { ::close(fd_); }
 
 int UringSocket::send_all(std::span<const iovec> iov) {
-  IovCursor cur(iov);
-  iovec window[IovCursor::kWindow];
-  while (!cur.done()) {
-    msghdr msg{};
-    msg.msg_iov = window;
-    msg.msg_iovlen = cur.window(window);
-    const int n = thread_ring().run([&](io_uring_sqe* sqe) {
-      io_uring_prep_sendmsg(sqe, fd_, &msg, MSG_NOSIGNAL | MSG_WAITALL);
-    });
-    if (n == -EINTR || n == -EAGAIN) continue;
-    if (n < 0) return n;
-    if (n == 0) return -EPIPE;
-    cur.advance(static_cast<std::size_t>(n));
-  }
-  return 0;
+  return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
+    return thread_ring().run(
+        [&](io_uring_sqe* sqe) { io_uring_prep_sendmsg(sqe, fd_, &msg, MSG_NOSIGNAL | MSG_WAITALL); });
+  });
 }
 
 long UringSocket::recv_some(void* buf, std::size_t n) {
@@ -144,20 +133,9 @@ long UringSocket::recv_some(void* buf, std::size_t n) {
 }
 
 int UringSocket::recv_all(std::span<const iovec> iov) {
-  IovCursor cur(iov);
-  iovec window[IovCursor::kWindow];
-  while (!cur.done()) {
-    msghdr msg{};
-    msg.msg_iov = window;
-    msg.msg_iovlen = cur.window(window);
-    const int n = thread_ring().run(
-        [&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); });
-    if (n == -EINTR || n == -EAGAIN) continue;
-    if (n < 0) return n;
-    if (n == 0) return -ECONNRESET;
-    cur.advance(static_cast<std::size_t>(n));
-  }
-  return 0;
+  return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
+    return thread_ring().run([&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); });
+  });
 }
 
 int UringSocket::wait_readable(int timeout_ms) { return poll_readable(fd_, timeout_ms); }

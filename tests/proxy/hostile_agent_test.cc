@@ -29,39 +29,8 @@ std::string root_cause(Job& job) {
   return job.failed() ? job.fault_text() : std::string();
 }
 
-// Reads frames until a handover arrives; returns its value (0 if none).
-std::uint64_t read_handover(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kHandover)) {
-      wire::HandoverView h;
-      std::string why;
-      return wire::decode(f.bytes(), h, why) ? h.fixed.value : 0;
-    }
-  }
-  return 0;
-}
 
-// Answers the next request (an alloc) with Ok.
-void answer_next_request(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
-      wire::RequestView r;
-      std::string why;
-      ASSERT_TRUE(wire::decode(f.bytes(), r, why)) << why;
-      send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
-      return;
-    }
-  }
-}
 
-// Keeps the connection open until the client goes.
-void drain(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-  }
-}
 
 TEST(HostileAgent, UnknownFrameTypeFailsTheJob) {
   FakeAgent agent(1, [](int fd) {

@@ -20,36 +20,8 @@ namespace {
 using harness::Driven;
 using harness::Work;
 
-void answer_request(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
-      wire::RequestView r;
-      std::string why;
-      if (!wire::decode(f.bytes(), r, why)) return;
-      send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
-      return;
-    }
-  }
-}
 
-std::uint64_t next_handover(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kHandover)) {
-      wire::HandoverView h;
-      std::string why;
-      return wire::decode(f.bytes(), h, why) ? h.fixed.value : 0;
-    }
-  }
-  return 0;
-}
 
-void drain(int fd) {
-  RawFrame f;
-  while (read_frame(fd, f)) {
-  }
-}
 
 void spin_until(const std::function<bool()>& cond) {
   for (int i = 0; i < 5000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -60,8 +32,8 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
   auto stopped_f = stopped.get_future();
   std::vector<std::byte> payload(256, std::byte{0x42});
   FakeAgent agent(1, [&](int fd) {
-    answer_request(fd);
-    const std::uint64_t v = next_handover(fd);
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
     stopped_f.wait();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
@@ -93,8 +65,8 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueWhenTheReceivingThreadEnds) {
   std::promise<void> stopped;
   auto stopped_f = stopped.get_future();
   FakeAgent agent(1, [&](int fd) {
-    answer_request(fd);
-    next_handover(fd);
+    answer_next_request(fd);
+    read_handover(fd);
     stopped_f.wait();
     ::shutdown(fd, SHUT_RDWR);  // the agent goes: no byte can land any more
   });
@@ -117,8 +89,8 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueWhenTheReceivingThreadEnds) {
 
 TEST(Stop, AfterTheReceivingThreadEndedTheWordTakesTheLastValueAtOnce) {
   FakeAgent agent(1, [&](int fd) {
-    answer_request(fd);
-    next_handover(fd);
+    answer_next_request(fd);
+    read_handover(fd);
     ::shutdown(fd, SHUT_RDWR);
   });
   auto job = remote::Job::create();
@@ -140,8 +112,8 @@ TEST(Stop, OnceTheWordHoldsTheLastValueNothingOfTheProxyWritesItAgain) {
   std::promise<std::uint64_t> handed_on;
   auto handed_on_f = handed_on.get_future();
   FakeAgent agent(1, [&](int fd) {
-    answer_request(fd);
-    const std::uint64_t v = next_handover(fd);
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
     handed_on_f.wait();
     // Late reports of the stopped proxy: bytes of its copy and its done.
     std::vector<std::byte> payload(64, std::byte{0x77});

@@ -44,6 +44,37 @@ bool read_frame(int fd, RawFrame& out, std::uint32_t max_body) {
   return read_all(fd, out.body.data(), out.header.length);
 }
 
+std::uint64_t read_handover(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kHandover)) {
+      wire::HandoverView h;
+      std::string why;
+      return wire::decode(f.bytes(), h, why) ? h.fixed.value : 0;
+    }
+  }
+  return 0;
+}
+
+bool answer_next_request(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
+      wire::RequestView r;
+      std::string why;
+      if (!wire::decode(f.bytes(), r, why)) return false;
+      return send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
+    }
+  }
+  return false;
+}
+
+void drain(int fd) {
+  RawFrame f;
+  while (read_frame(fd, f)) {
+  }
+}
+
 std::vector<wire::Account> fake_accounts(std::uint32_t devices) {
   std::vector<wire::Account> v;
   for (std::uint32_t i = 0; i <= devices; ++i) {

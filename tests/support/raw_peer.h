@@ -32,6 +32,13 @@ bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byt
   return write_all(fd, &f, sizeof f) && (tail.empty() || write_all(fd, tail.data(), tail.size()));
 }
 
+// Scripts of a fake agent. Reads frames until a handover and returns its value (0 if none).
+std::uint64_t read_handover(int fd);
+// Reads frames until a request and answers it kOk; false if none came or it was malformed.
+bool answer_next_request(int fd);
+// Reads and drops frames until the client goes.
+void drain(int fd);
+
 // The accounts of a fake agent: the host and `devices` simulated devices.
 std::vector<wire::Account> fake_accounts(std::uint32_t devices);
 

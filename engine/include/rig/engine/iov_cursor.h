@@ -1,7 +1,10 @@
 // Walks a caller's iovec array across partial transfers without copying or changing it.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/uio.h>
+
+#include <cerrno>
 
 #include <cstddef>
 #include <span>
@@ -57,6 +60,26 @@ class IovCursor {
   std::size_t index_ = 0;
   std::size_t offset_ = 0;
 };
+
+// Moves every byte of `iov`, window by window: `op(msghdr&)` transfers what it can of one
+// window and returns the count, or -errno (-EINTR and -EAGAIN are retried). A count of 0 means
+// the stream ended: `on_zero` is returned. Returns 0 once every byte moved.
+template <class Op>
+int transfer_all(std::span<const iovec> iov, int on_zero, Op op) {
+  IovCursor cur(iov);
+  iovec window[IovCursor::kWindow];
+  while (!cur.done()) {
+    msghdr msg{};
+    msg.msg_iov = window;
+    msg.msg_iovlen = cur.window(window);
+    const long n = op(msg);
+    if (n == -EINTR || n == -EAGAIN) continue;
+    if (n < 0) return static_cast<int>(n);
+    if (n == 0) return on_zero;
+    cur.advance(static_cast<std::size_t>(n));
+  }
+  return 0;
+}
 
 inline std::size_t iov_bytes(std::span<const iovec> iov) {
   std::size_t n = 0;
