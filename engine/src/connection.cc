@@ -1,5 +1,8 @@
 #include "rig/engine/connection.h"
 
+#include <cerrno>
+#include <new>
+
 #include "rig/engine/iov_cursor.h"
 
 namespace rig::engine {
@@ -35,23 +38,32 @@ int Connection::send_combined(std::span<const iovec> iov) {
 void Connection::flush_posted() {
   // acquire: pairs with the posters' release: their Posted records are complete.
   Posted* list = posted_.exchange(nullptr, std::memory_order_acquire);
-  batch_.clear();
-  for (Posted* p = list; p != nullptr; p = p->next) batch_.push_back(p);
-  if (batch_.empty()) return;
-  combined_iov_.clear();
-  // The stack is last-in first-out: send in posting order.
-  for (auto it = batch_.rbegin(); it != batch_.rend(); ++it) {
-    combined_iov_.insert(combined_iov_.end(), (*it)->iov.begin(), (*it)->iov.end());
+  if (list == nullptr) return;
+  int rc = 0;
+  std::size_t count = 0;
+  try {
+    batch_.clear();
+    for (Posted* p = list; p != nullptr; p = p->next) batch_.push_back(p);
+    combined_iov_.clear();
+    // The stack is last-in first-out: send in posting order.
+    for (auto it = batch_.rbegin(); it != batch_.rend(); ++it) {
+      combined_iov_.insert(combined_iov_.end(), (*it)->iov.begin(), (*it)->iov.end());
+    }
+    count = batch_.size();
+    rc = socket_->send_all(combined_iov_);
+    bump(counters_.send_calls, 1);
+    if (rc == 0) {
+      bump(counters_.bytes_sent, iov_bytes(combined_iov_));
+      bump(counters_.messages_sent, count);
+    }
+  } catch (const std::bad_alloc&) {
+    rc = -ENOMEM;  // every taken message learns it; none is left unanswered
   }
-  const int rc = socket_->send_all(combined_iov_);
-  bump(counters_.send_calls, 1);
-  if (rc == 0) {
-    bump(counters_.bytes_sent, iov_bytes(combined_iov_));
-    bump(counters_.messages_sent, batch_.size());
-  }
-  for (Posted* p : batch_) {
-    // release: pairs with send_combined's acquire; after this store p may be gone.
+  for (Posted* p = list; p != nullptr;) {
+    Posted* next = p->next;  // read before the store: p may be gone right after it
+    // release: pairs with send_combined's acquire.
     p->result.store(rc == 0 ? 0 : rc, std::memory_order_release);
+    p = next;
   }
 }
 

@@ -247,7 +247,7 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
   }
 }
 
-void Link::tell(wire::Request request, std::span<const std::byte> tail) {
+void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept {
   if (job_.over()) return;
   request.id = 0;  // no answer is awaited
   request.tail_length = static_cast<std::uint32_t>(tail.size());
@@ -255,7 +255,13 @@ void Link::tell(wire::Request request, std::span<const std::byte> tail) {
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
                         engine::to_iov(tail.data(), tail.size())};
   const int rc = connection_->send_combined({iov, tail.empty() ? 1u : 2u});
-  if (rc != 0) job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+  if (rc != 0) {
+    try {
+      job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+    } catch (...) {
+      job_.fail("link to agent: send failed");  // no memory for the long text
+    }
+  }
 }
 
 void Link::release(std::uint64_t id, wire::ReleaseKind kind) {

@@ -211,12 +211,15 @@ edge::EntryAnswer Proxy::entry(const Image& image, const std::string& function) 
   return rec.entries.emplace(function, answer).first->second;
 }
 
-void Proxy::prepare(const Image& image, const std::string& function) {
+void Proxy::prepare(const Image& image, const std::string& function) noexcept {
   if (function.empty() || function.size() > wire::kMaxName || job_->over()) return;
   ImageRecord& rec = *image.record;
-  {
+  try {
     std::lock_guard lock(rec.mu);
+    // std::set::insert has the strong guarantee: if it throws, nothing changed.
     if (!rec.started.insert(function).second) return;  // made or started already
+  } catch (...) {
+    return;  // a prepare that fails changes nothing and reports nothing
   }
   wire::Request req{};
   req.kind = static_cast<std::uint16_t>(wire::RequestKind::kPrepare);

@@ -207,6 +207,18 @@ TEST_F(Code, UnloadIsSentAfterEarlierWork) {
   EXPECT_FALSE(job_->failed()) << job_->fault_text();
 }
 
+TEST_F(Code, PrepareNeverRaises) {
+  // "A prepare that raises must have changed nothing": in C++ it cannot raise at all; a
+  // failure to record the start is swallowed before anything changed.
+  static_assert(noexcept(std::declval<remote::Proxy&>().prepare(std::declval<const remote::Image&>(),
+                                                                std::declval<const std::string&>())));
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  EXPECT_NO_THROW(host->prepare(img, ""));
+  EXPECT_NO_THROW(host->prepare(img, std::string(500, 'x')));
+  EXPECT_TRUE(std::holds_alternative<edge::Absent>(host->entry(img, std::string(500, 'x'))));
+}
+
 TEST_F(Code, TheHostsRefusalIsTheVerifiersOwnReason) {
   Driven host(*link_, 0);
   auto bin = assemble(kCounter);

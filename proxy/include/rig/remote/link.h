@@ -85,7 +85,7 @@ class Link {
   // (before sending, or while waiting). Holds no lock while it waits.
   AgentAnswer ask(wire::Request request, std::span<const std::byte> tail);
   // Sends a request whose answer nobody waits for (prepare). Nothing once the job is over.
-  void tell(wire::Request request, std::span<const std::byte> tail);
+  void tell(wire::Request request, std::span<const std::byte> tail) noexcept;
   // Sends the release of an object or image after every message sent before it. Nothing once
   // the job has failed.
   void release(std::uint64_t id, wire::ReleaseKind kind);

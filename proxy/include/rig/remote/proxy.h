@@ -111,7 +111,9 @@ class Proxy {
   // Code
   std::variant<edge::Loaded<Region, Image>, std::string> image(std::span<const std::byte> binary);
   edge::EntryAnswer entry(const Image& image, const std::string& function);
-  void prepare(const Image& image, const std::string& function);
+  // Reports nothing, failures included: it never throws, and a failure (no memory to record
+  // the start) leaves everything as it was.
+  void prepare(const Image& image, const std::string& function) noexcept;
   void unload(const Image& image);
 
   // Queues
