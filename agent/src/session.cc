@@ -82,7 +82,25 @@ void Session::shutdown() {
   else ::shutdown(fd_, SHUT_RDWR);
 }
 
-bool Session::send_frame(std::span<const iovec> iov) { return connection_->send(iov) == 0; }
+bool Session::send_frame(std::span<const iovec> iov) {
+  return flush() && connection_->send(iov) == 0;
+}
+
+bool Session::queue_frame(std::span<const iovec> iov) {
+  for (const iovec& v : iov) {
+    const auto* p = static_cast<const std::byte*>(v.iov_base);
+    out_.insert(out_.end(), p, p + v.iov_len);
+  }
+  return out_.size() < kBatchBytes || flush();
+}
+
+bool Session::flush() {
+  if (out_.empty()) return true;
+  const iovec iov{out_.data(), out_.size()};
+  const bool ok = connection_->send({&iov, 1}) == 0;
+  out_.clear();
+  return ok;
+}
 
 void Session::send_failure(const std::string& why) {
   const std::string text = why.substr(0, wire::kMaxText);
@@ -139,6 +157,7 @@ bool Session::handshake(std::string& why) {
       accounts.size() * sizeof(wire::Account));
   connection_ = std::make_unique<engine::Connection>(engine::make_socket(fd_, config_.backend), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
+  reader_->set_before_read([this] { return flush() ? 0 : -EPIPE; });
   const iovec iov[2] = {engine::to_iov(&w, sizeof w),
                         engine::to_iov(accounts.data(), accounts.size() * sizeof(wire::Account))};
   if (!send_frame(iov)) {
@@ -193,7 +212,7 @@ void Session::run() {
         if (ok) {
           const auto echo = wire::frame(wire::MsgType::kPing, p);
           const iovec iov = engine::to_iov(&echo, sizeof echo);
-          ok = send_frame({&iov, 1});
+          ok = queue_frame({&iov, 1});
           if (!ok) why = "connection lost sending a ping";
         }
         break;
@@ -236,7 +255,7 @@ bool Session::answer(std::uint64_t id, wire::AnswerStatus status, std::uint64_t 
                                           static_cast<std::uint32_t>(text.size()), value},
                              text.size());
   const iovec iov[2] = {engine::to_iov(&a, sizeof a), engine::to_iov(text.data(), text.size())};
-  return send_frame({iov, text.empty() ? 1u : 2u});
+  return queue_frame({iov, text.empty() ? 1u : 2u});
 }
 
 std::shared_ptr<EntryState> Session::make_entry(ImageObject& image, std::uint32_t function,
@@ -588,7 +607,7 @@ bool Session::run_ready(std::string& why) {
         const auto done = wire::frame(wire::MsgType::kDone, wire::Done{dev, 0, ho.value});
         d.queue.pop_front();
         const iovec iov = engine::to_iov(&done, sizeof done);
-        if (!send_frame({&iov, 1})) {
+        if (!queue_frame({&iov, 1})) {
           why = "connection lost sending a done report";
           return false;
         }
@@ -634,7 +653,7 @@ bool Session::run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t 
           left -= m;
         }
       }
-      if (!send_frame(iov_)) {
+      if (!(n <= kInlineBytes ? queue_frame(iov_) : send_frame(iov_))) {
         why = "connection lost sending bytes";
         return false;
       }

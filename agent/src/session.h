@@ -91,7 +91,14 @@ class Session {
   bool run_words(PendingHandover& ho, PendingPart& p, std::string& why);
   bool answer(std::uint64_t id, wire::AnswerStatus status, std::uint64_t value,
               std::string_view text);
+  // Sends a frame now, after whatever is batched (order is kept).
   bool send_frame(std::span<const iovec> iov);
+  // Batches a small frame (a done report, an answer, a small payload): sent with the others in
+  // one system call before the next read of the socket, or once kBatchBytes are waiting.
+  bool queue_frame(std::span<const iovec> iov);
+  bool flush();
+  static constexpr std::size_t kBatchBytes = 64 * 1024;
+  static constexpr std::uint64_t kInlineBytes = 4096;  // payloads up to this are batched
   void send_failure(const std::string& why);
   std::shared_ptr<EntryState> make_entry(ImageObject& image, std::uint32_t function,
                                          wire::AnswerStatus& status, std::uint64_t& value,
@@ -107,6 +114,7 @@ class Session {
   std::unordered_map<std::uint64_t, Object> objects_;
   std::unordered_map<std::uint32_t, std::uint64_t> objects_by_word_;  // low 32 bits of ids
   std::unordered_map<std::uint64_t, std::shared_ptr<ImageObject>> images_;
+  std::vector<std::byte> out_;   // batched small frames
   std::vector<iovec> iov_;       // scratch for sends of strided rows
   std::vector<iovec> recv_iov_;  // scratch for receives into strided rows
   // Staging buffers kept for reuse (first-touch page faults and unmapping of large buffers

@@ -20,6 +20,9 @@ FrameReader::~FrameReader() = default;
 
 int FrameReader::fill(std::size_t at_least) {
   if (end_ - begin_ >= at_least) return 0;
+  if (before_read_) {
+    if (const int rc = before_read_(); rc != 0) return rc;
+  }
   if (begin_ + at_least > kBufferBytes) {
     // Keep 8-byte alignment of the buffered stream position modulo 8.
     const std::size_t left = end_ - begin_;
@@ -114,6 +117,9 @@ int FrameReader::payload(std::span<const iovec> iov) {
     cur.advance(moved);
   }
   if (cur.done()) return 0;
+  if (before_read_) {
+    if (const int rc = before_read_(); rc != 0) return rc;
+  }
   // The rest straight into place. Rebuild the remaining iov list window by window.
   while (!cur.done()) {
     const std::size_t n = cur.window(window);

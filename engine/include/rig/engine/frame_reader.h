@@ -48,6 +48,11 @@ class FrameReader {
   // made after the bytes came, never before (a read posted while idle cannot be resized).
   void set_exact_probe(std::function<bool()> probe) { probe_ = std::move(probe); }
 
+  // Called before every read of the socket (the reader has no whole frame left, or a payload
+  // to receive): the owner flushes what it batched, so nothing it owes the peer waits behind
+  // a read. A non-zero return (-errno) ends the read with that error.
+  void set_before_read(std::function<int()> hook) { before_read_ = std::move(hook); }
+
   // Idle watch: while the reader waits for bytes, it calls on_idle(silent_ms) every
   // interval_ms with how long the stream has been silent; a non-zero return (-errno) ends the
   // wait with that error. Turns on the readiness wait, like the probe.
@@ -73,6 +78,7 @@ class FrameReader {
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::function<bool()> probe_;
+  std::function<int()> before_read_;
   int idle_interval_ms_ = -1;
   std::function<int(std::int64_t)> on_idle_;
 };
