@@ -23,16 +23,31 @@ int Connection::send_combined(std::span<const iovec> iov) {
   Posted* head = posted_.load(std::memory_order_relaxed);
   do {
     me.next = head;
-    // release: publishes me.iov and me.next to the turn holder's acquire exchange.
-  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_release, std::memory_order_relaxed));
-  TurnGuard turn(turn_);
-  // acquire: pairs with flush_posted's release store: a previous holder sent it.
-  int rc = me.result.load(std::memory_order_acquire);
-  if (rc == 1) {
-    flush_posted();  // ours is among them
-    rc = me.result.load(std::memory_order_relaxed);
+    // seq_cst (a release and more): publishes me to the holder's exchange, and orders the push
+    // before our try_take against a releaser's check of posted_ (see release()).
+  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_seq_cst, std::memory_order_relaxed));
+  for (;;) {
+    // acquire: pairs with flush_posted's release store.
+    const std::uint32_t st = me.state.load(std::memory_order_acquire);
+    if (st != kPending) return st == kSent ? 0 : -static_cast<int>(st - kFailed);
+    if (turn_.try_take()) {
+      flush_posted();
+      release();
+      continue;
+    }
+    // A holder will send it (every release drains what was posted); the bound is a backstop.
+    futex_wait(me.state, kPending, 200'000);
   }
-  return rc;
+}
+
+void Connection::release() {
+  turn_.pass();
+  // Whatever was posted while the turn was held: send it now if nobody else holds the turn
+  // (a holder that comes later drains it on its own release).
+  while (posted_.load(std::memory_order_seq_cst) != nullptr && turn_.try_take()) {
+    flush_posted();
+    turn_.pass();
+  }
 }
 
 void Connection::flush_posted() {
@@ -59,10 +74,13 @@ void Connection::flush_posted() {
   } catch (const std::bad_alloc&) {
     rc = -ENOMEM;  // every taken message learns it; none is left unanswered
   }
+  const std::uint32_t st = rc == 0 ? kSent : kFailed + static_cast<std::uint32_t>(-rc);
   for (Posted* p = list; p != nullptr;) {
     Posted* next = p->next;  // read before the store: p may be gone right after it
     // release: pairs with send_combined's acquire.
-    p->result.store(rc == 0 ? 0 : rc, std::memory_order_release);
+    p->state.store(st, std::memory_order_release);
+    // FUTEX_WAKE touches no memory: harmless if the poster already returned.
+    futex_wake_all(p->state);
     p = next;
   }
 }

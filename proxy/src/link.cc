@@ -120,10 +120,10 @@ int Link::on_idle(std::int64_t silent_ms) {
   }
   // Ping only when nobody sends: a sender blocked on a full socket is itself a sign of life
   // being awaited, and the receiving thread must never wait for the turn.
-  if (connection_->turn().try_take()) {
+  if (connection_->try_hold()) {
     const auto ping = wire::frame(wire::MsgType::kPing, wire::Ping{static_cast<std::uint64_t>(silent_ms)});
     ::send(connection_->socket().fd(), &ping, sizeof ping, MSG_DONTWAIT | MSG_NOSIGNAL);
-    connection_->turn().pass();
+    connection_->release();
   }
   return 0;
 }
@@ -142,10 +142,10 @@ void Link::join() {
 }
 
 void Link::close() {
-  if (connection_ && connection_->turn().try_take()) {
+  if (connection_ && connection_->try_hold()) {
     const auto framed = wire::frame(wire::MsgType::kClose, wire::Close{0});
     ::send(connection_->socket().fd(), &framed, sizeof framed, MSG_DONTWAIT | MSG_NOSIGNAL);
-    connection_->turn().pass();
+    connection_->release();
   }
   shutdown();
 }

@@ -258,7 +258,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     const iovec msg{message_.data(), message_.size()};
     rc = conn.send_combined({&msg, 1});
   } else {
-    engine::TurnGuard turn(conn.turn());
+    engine::Connection::Hold hold(conn);
     const iovec msg{message_.data(), message_.size()};
     rc = conn.send_holding_turn({&msg, 1});
     for (std::uint32_t i = 0; rc == 0 && i < s.n_parts; ++i) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rig/engine/counters.h"
+#include "rig/engine/futex.h"
 #include "rig/engine/send_turn.h"
 #include "rig/engine/socket.h"
 
@@ -19,21 +20,38 @@ class Connection {
   // Sends one message in order with every other send of any thread. Returns once the kernel has
   // taken all its bytes (0) or the connection failed (-errno). Borrows `iov` until it returns.
   int send(std::span<const iovec> iov) {
-    TurnGuard turn(turn_);
+    Hold hold(*this);
     return send_holding_turn(iov);
   }
 
   // Sends one small message by flat combining: the message is posted, and whichever thread
-  // holds the turn first sends every posted message in one system call; the others find
-  // theirs sent when their turn comes. Same contract as send(): returns once the kernel took
-  // the bytes, or -errno. Borrows `iov` (and what it points to) until it returns.
+  // holds the turn sends every posted message in one system call. The poster does not queue
+  // for the turn (a FIFO hand-off to a descheduled thread stalls everyone on a busy box): it
+  // takes the turn only if it is free, and otherwise waits for a holder to send its message.
+  // Same contract as send(): returns once the kernel took the bytes, or -errno. Borrows `iov`
+  // (and what it points to) until it returns.
   int send_combined(std::span<const iovec> iov);
 
-  // For a sequence that must not be interleaved (a handover and the bytes that follow it):
-  // take turn() with a TurnGuard, then call this for each piece.
+  // Holds the turn for a sequence that must not be interleaved (a handover and the bytes that
+  // follow it): send each piece with send_holding_turn. Releasing sends what was posted
+  // meanwhile.
+  class Hold {
+   public:
+    explicit Hold(Connection& c) : c_(c) { c_.turn_.take(); }
+    ~Hold() { c_.release(); }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    Connection& c_;
+  };
+  // Takes the turn only if nobody holds or awaits it; then the caller must release().
+  bool try_hold() { return turn_.try_take(); }
+  // Passes the turn on, then sends what was posted while it was held (if the turn is free).
+  void release();
+
   int send_holding_turn(std::span<const iovec> iov);
 
-  SendTurn& turn() { return turn_; }
   Socket& socket() { return *socket_; }
   Counters& counters() { return counters_; }
   // Every call blocked on the socket returns; later sends fail.
@@ -43,10 +61,12 @@ class Connection {
   struct Posted {
     std::span<const iovec> iov;
     Posted* next = nullptr;
-    // 1 while posted; then 0 or -errno, stored with release by the sender (pairs with the
-    // poster's acquire load); the poster's frame may vanish right after.
-    std::atomic<int> result{1};
+    // kPending while posted; then kSent or kFailed + errno, stored with release by the sender
+    // (pairs with the poster's acquire load), which then wakes the poster's futex on it; the
+    // poster's frame may vanish right after the store.
+    std::atomic<std::uint32_t> state{kPending};
   };
+  static constexpr std::uint32_t kPending = 0, kSent = 1, kFailed = 2;
   // Sends every posted message; caller holds the turn.
   void flush_posted();
 
