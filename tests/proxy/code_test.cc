@@ -352,6 +352,31 @@ TEST_F(Code, ImageAndEntryRaiseTheJobIsClosedOnceTheCloseBegan) {
   }
 }
 
+TEST(CodeBudget, ALaunchPastItsInstructionBudgetFaultsTheHostAndFailsTheJobWithItsReason) {
+  AgentProcess agent({"--instruction-budget", "100000"});
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven host(link, 0);
+  auto r = host->image(std::span<const std::byte>(assemble("func spin params=0\nloop:\n jmp loop\nend\n")));
+  ASSERT_TRUE((std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(r)));
+  const remote::Image img = std::get<edge::Loaded<remote::Region, remote::Image>>(r).image;
+  const auto e = host->entry(img, "spin");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  Work w;
+  w.words(img.id, std::get<edge::Entry>(e).function, {});
+  const std::uint64_t v = host.run(w);
+  try {
+    host.wait(v, 30000);
+    FAIL() << "the endless launch was reported done";
+  } catch (const edge::Fault& f) {
+    const std::string why = f.what();
+    EXPECT_NE(why.find("faulted"), std::string::npos) << why;
+    EXPECT_NE(why.find("spin"), std::string::npos) << why;
+  }
+  EXPECT_TRUE(job->failed());
+  EXPECT_TRUE(agent.alive());  // the agent itself goes on
+}
+
 TEST_F(Code, ImageAndEntryRaiseFaultOnceTheJobFailed) {
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
