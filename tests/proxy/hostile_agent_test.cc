@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -59,94 +60,77 @@ TEST(HostileAgent, BytesForADeviceNeverRegisteredFailTheJob) {
   job->close();
 }
 
-TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
-  FakeAgent agent(1, [](int fd) {
+// One value against a scripted agent that answers the alloc, reads the handover, then sends
+// what `reports(fd, value)` sends. The value copies 64 bytes into `here` when it is not empty,
+// and between objects otherwise. Returns the job's root cause, the word, and the value.
+struct Outcome {
+  std::string why;
+  std::uint64_t word = 0;
+  std::uint64_t value = 0;
+};
+Outcome one_value_against(const std::function<void(int, std::uint64_t)>& reports, std::span<std::byte> here) {
+  FakeAgent agent(1, [&](int fd) {
     answer_next_request(fd);
-    const std::uint64_t v = read_handover(fd);
-    std::vector<std::byte> payload(128, std::byte{0x11});
-    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 128, 0}, payload);
+    reports(fd, read_handover(fd));
     drain(fd);
   });
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(region);
-  std::vector<std::byte> buf(256, std::byte{0xaa});
+  if (!region) return {"alloc failed", 0, 0};
   Work w;
-  w.to_host(*region, 0, buf.data(), 64);
-  dev.run(w);
-  const std::string why = root_cause(*job);
-  EXPECT_NE(why.find("do not match the pending copy"), std::string::npos) << why;
-  for (std::byte b : buf) ASSERT_EQ(b, std::byte{0xaa});
-  EXPECT_EQ(dev->signaled(), 0u);
+  if (here.empty()) {
+    w.between(*region, 0, *region, 0, 64);
+  } else {
+    w.to_host(*region, 0, here.data(), 64);
+  }
+  Outcome out;
+  out.value = dev.run(w);
+  out.why = root_cause(*job);
+  out.word = dev->signaled();
   job->close();
+  return out;
+}
+
+TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
+  std::vector<std::byte> buf(256, std::byte{0xaa});
+  const Outcome o = one_value_against(
+      [](int fd, std::uint64_t v) {
+        std::vector<std::byte> payload(128, std::byte{0x11});
+        send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 128, 0}, payload);
+      },
+      buf);
+  EXPECT_NE(o.why.find("do not match the pending copy"), std::string::npos) << o.why;
+  for (std::byte b : buf) ASSERT_EQ(b, std::byte{0xaa});
+  EXPECT_EQ(o.word, 0u);
 }
 
 TEST(HostileAgent, BytesOfAnotherValueWriteNothing) {
-  FakeAgent agent(1, [](int fd) {
-    answer_next_request(fd);
-    const std::uint64_t v = read_handover(fd);
-    std::vector<std::byte> payload(64, std::byte{0x22});
-    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v + 1, 0, 64, 0}, payload);
-    drain(fd);
-  });
-  auto job = Job::create();
-  remote::Link& link = job->connect(agent.endpoint());
-  Driven dev(link, 1);
-  auto region = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(region);
   std::vector<std::byte> buf(64, std::byte{0xaa});
-  Work w;
-  w.to_host(*region, 0, buf.data(), 64);
-  dev.run(w);
-  const std::string why = root_cause(*job);
-  EXPECT_NE(why.find("do not match the pending copy"), std::string::npos) << why;
+  const Outcome o = one_value_against(
+      [](int fd, std::uint64_t v) {
+        std::vector<std::byte> payload(64, std::byte{0x22});
+        send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v + 1, 0, 64, 0}, payload);
+      },
+      buf);
+  EXPECT_NE(o.why.find("do not match the pending copy"), std::string::npos) << o.why;
   for (std::byte b : buf) ASSERT_EQ(b, std::byte{0xaa});
-  job->close();
 }
 
 TEST(HostileAgent, DoneAboveTheLastSubmittedValueFailsTheJob) {
-  FakeAgent agent(1, [](int fd) {
-    answer_next_request(fd);
-    const std::uint64_t v = read_handover(fd);
-    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v + 5});
-    drain(fd);
-  });
-  auto job = Job::create();
-  remote::Link& link = job->connect(agent.endpoint());
-  Driven dev(link, 1);
-  auto region = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(region);
-  Work w;
-  w.between(*region, 0, *region, 0, 64);
-  const std::uint64_t v = dev.run(w);
-  const std::string why = root_cause(*job);
-  EXPECT_NE(why.find("above the last value submitted"), std::string::npos) << why;
-  EXPECT_LT(dev->signaled(), v);
-  job->close();
+  const Outcome o = one_value_against(
+      [](int fd, std::uint64_t v) { send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v + 5}); }, {});
+  EXPECT_NE(o.why.find("above the last value submitted"), std::string::npos) << o.why;
+  EXPECT_LT(o.word, o.value);
 }
 
 TEST(HostileAgent, DoneBeforeItsCopyLandedFailsTheJob) {
-  FakeAgent agent(1, [](int fd) {
-    answer_next_request(fd);
-    const std::uint64_t v = read_handover(fd);
-    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
-    drain(fd);
-  });
-  auto job = Job::create();
-  remote::Link& link = job->connect(agent.endpoint());
-  Driven dev(link, 1);
-  auto region = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(region);
   std::vector<std::byte> buf(64);
-  Work w;
-  w.to_host(*region, 0, buf.data(), 64);
-  dev.run(w);
-  const std::string why = root_cause(*job);
-  EXPECT_NE(why.find("while copy part 0"), std::string::npos) << why;
-  EXPECT_EQ(dev->signaled(), 0u);
-  job->close();
+  const Outcome o = one_value_against(
+      [](int fd, std::uint64_t v) { send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v}); }, buf);
+  EXPECT_NE(o.why.find("while copy part 0"), std::string::npos) << o.why;
+  EXPECT_EQ(o.word, 0u);
 }
 
 TEST(HostileAgent, AnswerToNoRequestFailsTheJob) {
