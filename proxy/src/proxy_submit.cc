@@ -253,10 +253,40 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // Send the handover and, right behind it, the bytes of copies from this process's memory.
   engine::Connection& conn = link_.connection();
   int rc = 0;
-  if (!from_client) {
-    // A handover alone: posted, and sent together with other threads' small messages.
-    const iovec msg{message_.data(), message_.size()};
-    rc = conn.send_combined({&msg, 1});
+  if (staging_bytes == 0) {
+    // No rows to pack: the handover and the bytes of its copies from here (in place, rows end
+    // to end) go out as one posted message, sent in one system call, possibly together with
+    // other threads' messages (the posted message stays whole, in order).
+    std::size_t chunks = 0;
+    for (std::uint32_t i = 0; i < s.n_parts; ++i) {
+      const rig_part& p = s.parts[i];
+      if (p.kind == RIG_PART_COPY && p.u.copy.src.host != nullptr) {
+        chunks += (p.u.copy.rows * p.u.copy.row_bytes + kChunkBytes - 1) / kChunkBytes;
+      }
+    }
+    try {
+      bytes_headers_.clear();
+      bytes_headers_.reserve(chunks);  // no reallocation below: the iovecs point into it
+      iov_.clear();
+      iov_.reserve(1 + 2 * chunks);
+    } catch (const std::bad_alloc&) {
+      return fail_submit(why, "out of memory for a hand-over");
+    }
+    iov_.push_back({message_.data(), message_.size()});
+    for (std::uint32_t i = 0; i < s.n_parts; ++i) {
+      const rig_part& p = s.parts[i];
+      if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
+      const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
+      const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
+      for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
+        const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+        bytes_headers_.push_back(
+            wire::frame(wire::MsgType::kBytes, wire::Bytes{account_.id, i, value, at, n, 0}, n));
+        iov_.push_back(engine::to_iov(&bytes_headers_.back(), sizeof(BytesHeader)));
+        iov_.push_back(engine::to_iov(src + at, n));
+      }
+    }
+    rc = conn.send_combined(iov_);
   } else {
     engine::Connection::Hold hold(conn);
     const iovec msg{message_.data(), message_.size()};

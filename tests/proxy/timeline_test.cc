@@ -74,9 +74,10 @@ TEST_F(Timeline, AReaderThatSeesVSeesEveryByteOfValuesUpToV) {
   Work fill;
   fill.to_device(up.data(), *r, 0, up.size());
   const std::uint64_t base = dev.run(fill);
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, started{false};
   std::atomic<std::uint64_t> checks{0};
   std::thread reader([&] {
+    started.store(true, std::memory_order_release);
     while (!stop.load(std::memory_order_acquire)) {
       const std::uint64_t seen = dev->signaled();
       const std::uint64_t covered = seen > base ? seen - base : 0;
@@ -86,6 +87,7 @@ TEST_F(Timeline, AReaderThatSeesVSeesEveryByteOfValuesUpToV) {
       checks.fetch_add(1, std::memory_order_relaxed);
     }
   });
+  while (!started.load(std::memory_order_acquire)) std::this_thread::yield();
   std::uint64_t last = 0;
   for (std::size_t s = 0; s < kValues; ++s) {
     Work w;

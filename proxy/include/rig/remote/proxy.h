@@ -154,7 +154,10 @@ class Proxy {
   ProxySlot* slot_ = nullptr;  // set by make once registered
 
   // Submit's scratch, reused (room and submit run one at a time per proxy).
+  using BytesHeader = wire::Framed<wire::Bytes>;
   std::vector<std::byte> message_;
+  std::vector<BytesHeader> bytes_headers_;
+  std::vector<iovec> iov_;
   std::string why_;
 };
 
