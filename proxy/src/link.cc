@@ -176,15 +176,6 @@ void Link::notify_all() {
   }
 }
 
-ProxySlot* Link::slot_by_word(const std::uint64_t* word) const {
-  for (const auto& s : slots_) {
-    // acquire: pairs with register_proxy's release store.
-    ProxySlot* p = s.load(std::memory_order_acquire);
-    if (p != nullptr && p->word == word) return p;
-  }
-  return nullptr;
-}
-
 ProxySlot& Link::register_proxy(std::uint32_t device, std::uint64_t* word) {
   std::lock_guard lock(registry_mu_);
   if (device >= slots_.size()) throw std::invalid_argument("device id past the maximum");

@@ -21,6 +21,14 @@ std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
   return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+// The proxy of this link whose word a wait names, if any: the wait's device is the word's
+// location address (the agent's device id), so this is one indexed load, not a search.
+ProxySlot* link_wait_slot(const Link& link, const rig_wait& w) {
+  if (w.device >= wire::kMaxDevices) return nullptr;
+  ProxySlot* s = link.slot(static_cast<std::uint32_t>(w.device));
+  return s != nullptr && s->word == w.word ? s : nullptr;
+}
+
 // Frees staging memory on every path out of submit.
 struct Staging {
   explicit Staging(const StagingAllocator& a) : alloc(a) {}
@@ -120,7 +128,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   }
   for (std::uint32_t i = 0; i < s.n_waits; ++i) {
     const rig_wait& w = s.waits[i];
-    ProxySlot* ws = link_.slot_by_word(w.word);
+    ProxySlot* ws = link_wait_slot(link_, w);
     if (ws != nullptr) {
       ++n_link_waits;
       if (!from_client) continue;  // the agent waits for it
@@ -174,7 +182,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   std::memcpy(out, &framed, sizeof framed);
   out += sizeof framed;
   for (std::uint32_t i = 0; i < s.n_waits; ++i) {
-    if (ProxySlot* ws = link_.slot_by_word(s.waits[i].word)) {
+    if (ProxySlot* ws = link_wait_slot(link_, s.waits[i])) {
       const wire::Wait w{ws->device, 0, s.waits[i].value};
       std::memcpy(out, &w, sizeof w);
       out += sizeof w;

@@ -98,8 +98,6 @@ class Link {
     // acquire: pairs with register_proxy's release store: the slot's fields are set.
     return device < slots_.size() ? slots_[device].load(std::memory_order_acquire) : nullptr;
   }
-  // The slot whose word is at `word`, if a proxy of this link has it.
-  ProxySlot* slot_by_word(const std::uint64_t* word) const;
 
   // Link-wide events: an answer, a failure, the close, the receiving thread's end. Each proxy
   // has events of its own for its word (ProxySlot::events), so a publish wakes only the
