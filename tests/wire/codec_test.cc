@@ -458,11 +458,15 @@ TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
   EXPECT_EQ(fixed_size(MsgType::kFailure), 8u);
   EXPECT_EQ(fixed_size(MsgType::kClose), 8u);
   EXPECT_EQ(fixed_size(MsgType::kPing), 8u);
+  EXPECT_EQ(fixed_size(MsgType::kStripeGrant), 16u);
+  EXPECT_EQ(fixed_size(MsgType::kJoin), 24u);
+  EXPECT_EQ(fixed_size(MsgType::kStriped), 32u);
 }
 
 TEST(Layout, TypeNamesAreTheMessageNames) {
   const char* names[] = {"hello", "welcome", "request", "answer", "release", "handover",
-                         "bytes", "done",    "failure", "close",  "ping"};
+                         "bytes", "done",    "failure", "close",  "ping", "stripe grant",
+                         "join",  "striped"};
   for (std::uint16_t t = 1; t <= kMaxMsgType; ++t) EXPECT_STREQ(type_name(t), names[t - 1]);
   EXPECT_STREQ(type_name(0), "unknown");
   EXPECT_STREQ(type_name(kMaxMsgType + 1), "unknown");
@@ -1446,6 +1450,91 @@ TEST(Ping, EveryTruncationIsRejected) {
 TEST(Ping, TrailingByteIsRejected) {
   EXPECT_TRUE(Rejected<Ping>(encode(MsgType::kPing, Ping{1}).resized_body(1).body(), "ping",
                              "expected exactly"));
+}
+
+// =========================================================================================
+// Striping: kStripeGrant, kJoin, kStriped
+// =========================================================================================
+
+// Encodes a fixed-size message, checks its header, and decodes it back (failing the test if the
+// decoder refuses it).
+template <class M>
+M RoundTrip(MsgType type, const M& sent) {
+  const Encoded e = encode(type, sent);
+  ExpectSameHeader(e.header(), header(type, sizeof(M)));
+  Buffer body(e.body());
+  M got{};
+  std::string why;
+  EXPECT_TRUE(decode(body.bytes(), got, why)) << why;
+  return got;
+}
+
+TEST(StripeGrant, RoundTripKeepsEveryField) {
+  const StripeGrant got = RoundTrip(MsgType::kStripeGrant, StripeGrant{0x1122334455667788, 4, 0});
+  EXPECT_EQ(got.token, 0x1122334455667788u);
+  EXPECT_EQ(got.max_stripes, 4u);
+}
+
+TEST(StripeGrant, ZeroTokenCountOutOfBoundsAndReservedAreRejected) {
+  EXPECT_TRUE(Rejected<StripeGrant>(encode(MsgType::kStripeGrant, StripeGrant{0, 4, 0}).body(),
+                                    "stripe grant", "token 0"));
+  EXPECT_TRUE(Rejected<StripeGrant>(encode(MsgType::kStripeGrant, StripeGrant{1, 0, 0}).body(),
+                                    "stripe grant", "outside 1.."));
+  EXPECT_TRUE(Rejected<StripeGrant>(encode(MsgType::kStripeGrant, StripeGrant{1, kMaxStripes + 1, 0}).body(),
+                                    "stripe grant", "outside 1.."));
+  EXPECT_TRUE(Rejected<StripeGrant>(encode(MsgType::kStripeGrant, StripeGrant{1, 2, 1}).body(),
+                                    "stripe grant", "reserved"));
+  ExpectEveryTruncationRejected<StripeGrant>(encode(MsgType::kStripeGrant, StripeGrant{1, 2, 0}),
+                                             "stripe grant");
+}
+
+TEST(Join, RoundTripKeepsEveryField) {
+  const Join got = RoundTrip(MsgType::kJoin, Join{kMagic, kVersion, 2, 3, 0, 1024, 99});
+  EXPECT_EQ(got.stripe, 2u);
+  EXPECT_EQ(got.count, 3u);
+  EXPECT_EQ(got.min_kib, 1024u);
+  EXPECT_EQ(got.token, 99u);
+}
+
+TEST(Join, BadMagicVersionStripeCountTokenOrReservedAreRejected) {
+  auto rejected = [](Join j, const char* what) {
+    return Rejected<Join>(encode(MsgType::kJoin, j).body(), "join", what);
+  };
+  EXPECT_TRUE(rejected(Join{0, kVersion, 0, 1, 0, 1, 1}, "magic"));
+  EXPECT_TRUE(rejected(Join{kMagic, 2, 0, 1, 0, 1, 1}, "version 2"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 1, 1, 0, 1, 1}, "stripe 1 of 1"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 0, 0, 1, 1}, "stripe 0 of 0"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, kMaxStripes + 1, 0, 1, 1}, "outside the bounds"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 1, 1, 1, 1}, "reserved"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 1, 0, 0, 1}, "threshold 0"));
+  EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 1, 0, 1, 0}, "token 0"));
+}
+
+TEST(Striped, RoundTripKeepsEveryFieldAndCutsPiecesEndToEnd) {
+  const Striped got = RoundTrip(MsgType::kStriped, Striped{3, 1, 7, 4096, 10 * 1024 + 5, 4096});
+  EXPECT_EQ(got.device, 3u);
+  EXPECT_EQ(got.offset, 4096u);
+  ASSERT_EQ(stripe_pieces(got), 3u);
+  std::uint64_t next = 0;
+  for (std::uint32_t i = 0; i < stripe_pieces(got); ++i) {
+    const StripePiece p = stripe_piece(got, i);
+    EXPECT_EQ(p.first, next);
+    next += p.bytes;
+  }
+  EXPECT_EQ(next, got.length);
+  EXPECT_EQ(stripe_piece(got, 2).bytes, 2u * 1024 + 5);
+}
+
+TEST(Striped, ZeroLengthBadPieceTooManyPiecesOrOverflowAreRejected) {
+  auto rejected = [](Striped s, const char* what) {
+    return Rejected<Striped>(encode(MsgType::kStriped, s).body(), "striped", what);
+  };
+  EXPECT_TRUE(rejected(Striped{0, 0, 1, 0, 0, 1}, "length 0"));
+  EXPECT_TRUE(rejected(Striped{0, 0, 1, 0, 16, 0}, "piece size"));
+  EXPECT_TRUE(rejected(Striped{0, 0, 1, 0, 16, kMaxChunk + 1}, "piece size"));
+  EXPECT_TRUE(rejected(Striped{0, 0, 1, 0, kMaxStripes + 1, 1}, "more pieces"));
+  EXPECT_TRUE(rejected(Striped{0, 0, 1, ~0ull, 2, 2}, "overflows"));
+  ExpectEveryTruncationRejected<Striped>(encode(MsgType::kStriped, Striped{0, 0, 1, 0, 1, 1}), "striped");
 }
 
 // =========================================================================================

@@ -190,6 +190,25 @@ void decode_everything(std::span<const std::byte> body, std::uint32_t frame_leng
     if (accepted(body, x, "ping")) check(n == sizeof x);
   }
   {
+    StripeGrant x{};
+    if (accepted(body, x, "stripe grant")) {
+      check(n == sizeof x && x.token != 0 && x.max_stripes >= 1 && x.max_stripes <= kMaxStripes);
+    }
+  }
+  {
+    Join x{};
+    if (accepted(body, x, "join")) check(n == sizeof x && x.stripe < x.count && x.count <= kMaxStripes && x.min_kib >= 1);
+  }
+  {
+    Striped x{};
+    if (accepted(body, x, "striped")) {
+      check(n == sizeof x && x.piece >= 1 && x.piece <= kMaxChunk && stripe_pieces(x) <= kMaxStripes);
+      std::uint64_t total = 0;
+      for (std::uint32_t i = 0; i < stripe_pieces(x); ++i) total += stripe_piece(x, i).bytes;
+      check(total == x.length);
+    }
+  }
+  {
     // kBytes: the receiver reads only the fixed part; the payload stays on the stream.
     Bytes b{};
     std::string why;

@@ -94,6 +94,9 @@ std::size_t fixed_size(MsgType type) {
     case MsgType::kFailure: return sizeof(Failure);
     case MsgType::kClose: return sizeof(Close);
     case MsgType::kPing: return sizeof(Ping);
+    case MsgType::kStripeGrant: return sizeof(StripeGrant);
+    case MsgType::kJoin: return sizeof(Join);
+    case MsgType::kStriped: return sizeof(Striped);
   }
   return 0;
 }
@@ -111,6 +114,9 @@ const char* type_name(std::uint16_t type) {
     case MsgType::kFailure: return "failure";
     case MsgType::kClose: return "close";
     case MsgType::kPing: return "ping";
+    case MsgType::kStripeGrant: return "stripe grant";
+    case MsgType::kJoin: return "join";
+    case MsgType::kStriped: return "striped";
   }
   return "unknown";
 }
@@ -353,6 +359,43 @@ bool decode(std::span<const std::byte> body, FailureView& out, std::string& why)
 bool decode(std::span<const std::byte> body, Close& out, std::string& why) {
   if (!exact(body, out, "close", why)) return false;
   if (out.reserved != 0) return fail(why, "close", "reserved field set");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, StripeGrant& out, std::string& why) {
+  if (!exact(body, out, "stripe grant", why)) return false;
+  if (out.token == 0) return fail(why, "stripe grant", "token 0");
+  if (out.max_stripes == 0 || out.max_stripes > kMaxStripes) {
+    return fail(why, "stripe grant", "stripe count " + std::to_string(out.max_stripes) + " outside 1.." +
+                                         std::to_string(kMaxStripes));
+  }
+  if (out.reserved != 0) return fail(why, "stripe grant", "reserved field set");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Join& out, std::string& why) {
+  if (!exact(body, out, "join", why)) return false;
+  if (out.magic != kMagic) return fail(why, "join", "bad magic (not a rig-remote peer)");
+  if (out.version != kVersion) {
+    return fail(why, "join", "protocol version " + std::to_string(out.version) + " is not supported");
+  }
+  if (out.count == 0 || out.count > kMaxStripes || out.stripe >= out.count) {
+    return fail(why, "join", "stripe " + std::to_string(out.stripe) + " of " + std::to_string(out.count) +
+                                 " outside the bounds (count 1.." + std::to_string(kMaxStripes) + ")");
+  }
+  if (out.reserved != 0) return fail(why, "join", "reserved field set");
+  if (out.min_kib == 0) return fail(why, "join", "threshold 0");
+  if (out.token == 0) return fail(why, "join", "token 0");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Striped& out, std::string& why) {
+  if (!exact(body, out, "striped", why)) return false;
+  if (out.length == 0) return fail(why, "striped", "length 0");
+  if (out.piece == 0 || out.piece > kMaxChunk) return fail(why, "striped", "piece size out of range");
+  if (stripe_pieces(out) > kMaxStripes) return fail(why, "striped", "more pieces than the maximum stripes");
+  std::uint64_t end = 0;
+  if (!add_ok(out.offset, out.length, end)) return fail(why, "striped", "offset overflows");
   return true;
 }
 

@@ -75,6 +75,10 @@ bool decode(std::span<const std::byte> body, Done& out, std::string& why);
 bool decode(std::span<const std::byte> body, FailureView& out, std::string& why);
 bool decode(std::span<const std::byte> body, Close& out, std::string& why);
 bool decode(std::span<const std::byte> body, Ping& out, std::string& why);
+bool decode(std::span<const std::byte> body, StripeGrant& out, std::string& why);
+bool decode(std::span<const std::byte> body, Join& out, std::string& why);
+// Checks what needs no state; the receiver checks the pieces against its stripe count.
+bool decode(std::span<const std::byte> body, Striped& out, std::string& why);
 // kBytes: only the fixed part is read into memory; `frame_length` is the header's length, and
 // the payload (out.length bytes) follows on the stream.
 bool decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out,

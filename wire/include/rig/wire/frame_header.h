@@ -25,8 +25,12 @@ enum class MsgType : std::uint16_t {
   kFailure = 9,   // either way: the sender failed the job, with its reason
   kClose = 10,    // client -> agent: the job closes
   kPing = 11,     // either way: keepalive
+  // Striping (only once kFeatureStripes is accepted):
+  kStripeGrant = 12,  // agent -> client, right after kWelcome: how to join data connections
+  kJoin = 13,         // client -> agent as the first frame of a data connection; echoed back
+  kStriped = 14,      // either way on the job's connection: bytes that cross on the stripes
 };
-inline constexpr std::uint16_t kMaxMsgType = 11;
+inline constexpr std::uint16_t kMaxMsgType = 14;
 
 // 8 bytes. `length` counts the bytes after the header: the message's fixed part, its tail and,
 // for kBytes, the payload.

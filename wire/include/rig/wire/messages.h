@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 
 #include "rig/wire/frame_header.h"
@@ -24,6 +25,7 @@ inline constexpr std::uint64_t kMaxCopyBytes = 1ull << 40;  // bytes of one copy
 enum Feature : std::uint32_t {
   kFeatureNone = 0,
   kFeaturePrograms = 1u << 0,  // the machine's host loads rig.program images
+  kFeatureStripes = 1u << 1,   // a link may stripe large payloads over extra data connections
 };
 
 struct Hello {
@@ -62,6 +64,34 @@ struct Welcome {
   std::uint32_t n_accounts;  // 1..kMaxDevices
 };
 static_assert(sizeof(Welcome) == 16);
+
+// ---- kStripeGrant / kJoin (striping) -------------------------------------------------------
+
+inline constexpr std::uint32_t kMaxStripes = 16;  // data connections of one job, besides its own
+
+// Sent by the agent right after its kWelcome when it accepted kFeatureStripes: a data connection
+// joins the job by sending kJoin{token} as its first frame.
+struct StripeGrant {
+  std::uint64_t token;        // random, non-zero: names the job to joining connections
+  std::uint32_t max_stripes;  // 1..kMaxStripes
+  std::uint32_t reserved;
+};
+static_assert(sizeof(StripeGrant) == 16);
+
+// The first frame of a data connection (instead of a kHello). The agent echoes it once the
+// connection is attached to the job as stripe `stripe` of `count`.
+struct Join {
+  std::uint32_t magic;    // kMagic
+  std::uint16_t version;  // kVersion
+  std::uint16_t stripe;   // 0..count-1
+  std::uint16_t count;    // 1..kMaxStripes, the same in every join of the job
+  std::uint16_t reserved;
+  std::uint32_t min_kib;  // >= 1, the same in every join: copies into the client of at least
+                          // this many KiB cross on the stripes
+  std::uint64_t token;    // the grant's
+};
+static_assert(sizeof(Join) == 24);
+static_assert(offsetof(Join, token) == 16);
 
 // ---- kRequest / kAnswer ------------------------------------------------------------------
 
@@ -206,6 +236,34 @@ struct Bytes {
   std::uint32_t reserved;
 };
 static_assert(sizeof(Bytes) == 32);
+
+// On the job's connection, in place of kBytes messages: `length` bytes of part `part` of
+// `device`'s value `value` at packed offset `offset` cross on the data connections, cut into
+// pieces of `piece` bytes (the last may be shorter): piece i, at offset + i * piece, is one kBytes
+// message on stripe i. So ceil(length / piece) <= the job's stripe count.
+struct Striped {
+  std::uint32_t device;
+  std::uint32_t part;
+  std::uint64_t value;
+  std::uint64_t offset;
+  std::uint32_t length;  // >= 1
+  std::uint32_t piece;   // 1..kMaxChunk
+};
+static_assert(sizeof(Striped) == 32);
+static_assert(offsetof(Striped, length) == 24);
+
+// Piece i of a kStriped message: [first, first + bytes) of its packed bytes, relative to offset.
+struct StripePiece {
+  std::uint64_t first;
+  std::uint32_t bytes;
+};
+inline std::uint32_t stripe_pieces(const Striped& s) {
+  return static_cast<std::uint32_t>((std::uint64_t{s.length} + s.piece - 1) / s.piece);
+}
+inline StripePiece stripe_piece(const Striped& s, std::uint32_t i) {
+  const std::uint64_t first = std::uint64_t{i} * s.piece;
+  return {first, static_cast<std::uint32_t>(std::min<std::uint64_t>(s.piece, s.length - first))};
+}
 
 struct Done {
   std::uint32_t device;
