@@ -51,7 +51,9 @@ void write_counters(std::ostream& o, const CounterSnapshot& c, const char* inden
     << indent << "  \"bytes_received\": " << c.bytes_received << ",\n"
     << indent << "  \"messages_received\": " << c.messages_received << ",\n"
     << indent << "  \"payload_bytes_copied\": " << c.payload_bytes_copied << ",\n"
-    << indent << "  \"payload_bytes_direct\": " << c.payload_bytes_direct << "\n"
+    << indent << "  \"payload_bytes_direct\": " << c.payload_bytes_direct << ",\n"
+    << indent << "  \"bytes_striped_out\": " << c.bytes_striped_out << ",\n"
+    << indent << "  \"bytes_striped_in\": " << c.bytes_striped_in << "\n"
     << indent << "}";
 }
 
@@ -69,6 +71,8 @@ CounterSnapshot CounterSnapshot::of(const engine::Counters& c) {
   s.messages_received = c.messages_received.load(r);
   s.payload_bytes_copied = c.payload_bytes_copied.load(r);
   s.payload_bytes_direct = c.payload_bytes_direct.load(r);
+  s.bytes_striped_out = c.bytes_striped_out.load(r);
+  s.bytes_striped_in = c.bytes_striped_in.load(r);
   return s;
 }
 
@@ -82,6 +86,8 @@ CounterSnapshot CounterSnapshot::operator-(const CounterSnapshot& e) const {
   d.messages_received = messages_received - e.messages_received;
   d.payload_bytes_copied = payload_bytes_copied - e.payload_bytes_copied;
   d.payload_bytes_direct = payload_bytes_direct - e.payload_bytes_direct;
+  d.bytes_striped_out = bytes_striped_out - e.bytes_striped_out;
+  d.bytes_striped_in = bytes_striped_in - e.bytes_striped_in;
   return d;
 }
 
@@ -119,6 +125,8 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
     << "  \"agent\": " << json_string(info.agent) << ",\n"
     << "  \"own_agent\": " << (info.own_agent ? "true" : "false") << ",\n"
     << "  \"backend\": " << json_string(info.backend) << ",\n"
+    << "  \"stripes\": " << info.stripes << ",\n"
+    << "  \"stripe_min_bytes\": " << info.stripe_min_bytes << ",\n"
     << "  \"quick\": " << (info.quick ? "true" : "false") << ",\n"
     << "  \"min_time\": " << json_number(info.min_time) << ",\n"
     << "  \"max_size\": " << info.max_size << ",\n"

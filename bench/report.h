@@ -21,6 +21,8 @@ struct CounterSnapshot {
   std::uint64_t messages_received = 0;
   std::uint64_t payload_bytes_copied = 0;
   std::uint64_t payload_bytes_direct = 0;
+  std::uint64_t bytes_striped_out = 0;
+  std::uint64_t bytes_striped_in = 0;
 
   static CounterSnapshot of(const engine::Counters& c);
   CounterSnapshot operator-(const CounterSnapshot& earlier) const;
@@ -48,6 +50,8 @@ struct RunInfo {
   std::uint64_t max_size = 0;
   std::uint32_t handover_message_bytes = 0;
   std::uint32_t threads = 0;
+  std::uint32_t stripes = 0;        // data connections the link got
+  std::uint64_t stripe_min_bytes = 0;
   std::string started;      // UTC, ISO 8601
 };
 

@@ -55,11 +55,18 @@ int main(int argc, char** argv) {
   std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
   std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;
   bool quick = false, handover_bytes = false;
+  int stripes = rig::remote::LinkOptions::kAuto;
+  std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
   app.add_option("--agent", agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
   app.add_option("--agent-path", agent_path, "the rig-agent to start")->capture_default_str();
   app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
+  app.add_option("--stripes", stripes,
+                 "data connections to stripe large copies over (default: none on loopback, 4 elsewhere; "
+                 "the agent grants at most its --max-stripes)");
+  app.add_option("--stripe-min-bytes", stripe_min_bytes, "copies of at least this size go striped")
+      ->capture_default_str();
   app.add_flag("--quick", quick,
                "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
   app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
@@ -127,10 +134,14 @@ int main(int argc, char** argv) {
     auto job = rig::remote::Job::create();
     rig::remote::LinkOptions options;
     options.backend = parse_backend(backend);
+    options.stripes = stripes;
+    options.stripe_min_bytes = stripe_min_bytes;
     rig::remote::Link& link = job->connect(agent, options);
     info.backend = link.backend();
-    progress("connected to %s over %s; %zu devices besides the host", agent.c_str(), link.backend(),
-             link.accounts().size() - 1);
+    info.stripes = static_cast<std::uint32_t>(link.stripes());
+    info.stripe_min_bytes = link.stripes() > 0 ? stripe_min_bytes : 0;
+    progress("connected to %s over %s; %zu devices besides the host; %zu stripes", agent.c_str(),
+             link.backend(), link.accounts().size() - 1, link.stripes());
     if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
     {
       Fixture fx(link, 1, s.region_bytes());

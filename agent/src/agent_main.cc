@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
   app.add_option("--backend", backend, "socket backend: auto, uring or plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
+  app.add_option("--max-stripes", config.max_stripes,
+                 "data connections a job may stripe large copies over (0: no striping)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16));
   app.add_option("--jobs", max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
   app.add_option("--log", log_level, "log level: trace, debug, info, warn, error, off")

@@ -25,8 +25,12 @@ void Server::stop() {
 }
 
 void Server::serve(std::uint64_t max_jobs) {
-  // Shared with the job threads, which may outlive this call.
-  auto ended = std::make_shared<std::atomic<std::uint64_t>>(0);
+  // Shared with the connection threads, which may outlive this call when max_jobs is 0.
+  struct Tally {
+    std::atomic<std::uint64_t> jobs_ended{0};  // connections that were jobs (not stripes)
+    std::atomic<std::uint64_t> finished{0};    // every connection thread's end
+  };
+  auto tally = std::make_shared<Tally>();
   std::uint64_t started = 0;
   while (!stopping_.load(std::memory_order_seq_cst)) {
     sockaddr_in peer{};
@@ -43,20 +47,25 @@ void Server::serve(std::uint64_t max_jobs) {
     inet_ntop(AF_INET, &peer.sin_addr, addr, sizeof addr);
     const std::string who = std::string(addr) + ":" + std::to_string(ntohs(peer.sin_port));
     ++started;
-    std::thread([fd, who, config = config_, ended] {
+    // A connection is a job or a stripe joining one: only jobs count toward max_jobs. `this`
+    // outlives the thread when max_jobs > 0 (serve waits for every thread below).
+    std::thread([this, fd, who, config = config_, tally, max_jobs] {
       Session session(fd, config, who);
-      session.run();
-      // release: pairs with serve()'s acquire when it counts ended jobs.
-      ended->fetch_add(1, std::memory_order_release);
-      ended->notify_all();
+      if (session.run()) {
+        // seq_cst: the count that ends serve() (read after the stop it may cause).
+        const std::uint64_t n = tally->jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1;
+        if (max_jobs > 0 && n >= max_jobs) stop();
+      }
+      // release: pairs with serve()'s acquire: this thread is done with `this`.
+      tally->finished.fetch_add(1, std::memory_order_release);
+      tally->finished.notify_all();
     }).detach();
-    if (max_jobs > 0 && started >= max_jobs) break;
   }
   if (max_jobs > 0) {
-    // Wait for the jobs this call started (each ends when its client goes).
-    for (std::uint64_t e = ended->load(std::memory_order_acquire); e < started;
-         e = ended->load(std::memory_order_acquire)) {
-      ended->wait(e, std::memory_order_acquire);
+    // Wait for every connection thread this call started.
+    for (std::uint64_t e = tally->finished.load(std::memory_order_acquire); e < started;
+         e = tally->finished.load(std::memory_order_acquire)) {
+      tally->finished.wait(e, std::memory_order_acquire);
     }
   }
 }

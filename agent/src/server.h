@@ -15,7 +15,8 @@ class Server {
   Server(const engine::Endpoint& listen, const AgentConfig& config);
   ~Server();
   std::uint16_t port() const { return port_; }
-  // Accepts jobs until stop() (or `max_jobs` jobs have ended, when > 0).
+  // Accepts jobs (and the stripes that join them) until stop(), or until `max_jobs` jobs have
+  // ended when > 0 (then it returns once every connection's thread has ended).
   void serve(std::uint64_t max_jobs = 0);
   // Ends serve() from a signal handler or another thread.
   void stop();

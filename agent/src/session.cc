@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "rig/engine/iov_cursor.h"
+#include "rig/engine/packed_rows.h"
+#include "stripe_registry.h"
 
 namespace rig::agent {
 namespace {
@@ -75,7 +77,46 @@ std::vector<wire::Account> make_accounts(const AgentConfig& config) {
 Session::Session(int fd, const AgentConfig& config, std::string peer)
     : config_(config), peer_(std::move(peer)), fd_(fd) {}
 
-Session::~Session() = default;
+Session::~Session() {
+  if (stripe_token_ != 0) StripeRegistry::instance().close(stripe_token_);
+}
+
+bool Session::join(const wire::FrameHeader& h, std::string& why) {
+  alignas(8) std::byte body[sizeof(wire::Join)];
+  if (h.length != sizeof body || ::recv(fd_, body, sizeof body, MSG_WAITALL) != static_cast<ssize_t>(sizeof body)) {
+    why = "connection closed in its join";
+    return false;
+  }
+  wire::Join j{};
+  if (!wire::decode(body, j, why)) return false;
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
+  fd_ = -1;  // the socket owns it now
+  const std::string refused = StripeRegistry::instance().attach(j, socket);
+  if (refused.empty()) {
+    joined_ = true;
+    spdlog::debug("stripe {} of {} from {} joined its job", j.stripe, j.count, peer_);
+    return true;
+  }
+  why = "join refused: " + refused;
+  const std::string text = why.substr(0, wire::kMaxText);
+  const auto f = wire::frame(wire::MsgType::kFailure,
+                             wire::Failure{wire::kNoDevice, static_cast<std::uint32_t>(text.size())},
+                             text.size());
+  const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
+  socket->send_all(iov);
+  return false;
+}
+
+bool Session::stripes_ready() {
+  if (stripes_) return true;
+  if (stripe_token_ == 0) return false;
+  std::vector<std::unique_ptr<engine::Socket>> sockets;
+  if (!StripeRegistry::instance().take(stripe_token_, sockets, stripe_min_bytes_)) return false;
+  stripes_ = std::make_unique<engine::StripeSet>(
+      config_.backend == engine::Backend::kUring && engine::uring_available(), counters_);
+  for (auto& socket : sockets) stripes_->add(std::move(socket));
+  return true;
+}
 
 void Session::shutdown() {
   if (connection_) connection_->shutdown();
@@ -131,6 +172,7 @@ bool Session::handshake(std::string& why) {
     why = std::string("bad hello frame: ") + bad;
     return false;
   }
+  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kJoin)) return join(h, why);
   if (h.type != static_cast<std::uint16_t>(wire::MsgType::kHello) || h.length != sizeof(wire::Hello)) {
     why = std::string("expected hello, got ") + wire::type_name(h.type);
     return false;
@@ -150,9 +192,11 @@ bool Session::handshake(std::string& why) {
     d.budget = std::make_shared<Budget>(Budget{a.budget});
     devices_.push_back(std::move(d));
   }
+  const std::uint32_t supported =
+      wire::kFeaturePrograms | (config_.max_stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
   const auto w = wire::frame(
       wire::MsgType::kWelcome,
-      wire::Welcome{wire::kMagic, wire::kVersion, 0, hello.features & wire::kFeaturePrograms,
+      wire::Welcome{wire::kMagic, wire::kVersion, 0, hello.features & supported,
                     static_cast<std::uint32_t>(accounts.size())},
       accounts.size() * sizeof(wire::Account));
   connection_ = std::make_unique<engine::Connection>(engine::make_socket(fd_, config_.backend), counters_);
@@ -164,17 +208,28 @@ bool Session::handshake(std::string& why) {
     why = "connection lost sending the welcome";
     return false;
   }
+  if ((hello.features & supported & wire::kFeatureStripes) != 0) {
+    const std::uint32_t max = std::min(config_.max_stripes, wire::kMaxStripes);
+    stripe_token_ = StripeRegistry::instance().open(max);
+    const auto g = wire::frame(wire::MsgType::kStripeGrant, wire::StripeGrant{stripe_token_, max, 0});
+    const iovec giov = engine::to_iov(&g, sizeof g);
+    if (!send_frame({&giov, 1})) {
+      why = "connection lost sending the stripe grant";
+      return false;
+    }
+  }
   return true;
 }
 
-void Session::run() {
+bool Session::run() {
   std::string why;
   if (!handshake(why)) {
-    spdlog::warn("job from {}: {}", peer_, why);
-    send_failure(why);
-    if (!connection_) ::close(fd_);
-    return;
+    spdlog::warn("{} from {}: {}", joined_ || fd_ < 0 ? "data connection" : "job", peer_, why);
+    if (fd_ >= 0 || connection_) send_failure(why);
+    if (!connection_ && fd_ >= 0) ::close(fd_);
+    return !joined_ && fd_ >= 0;
   }
+  if (joined_) return false;  // a stripe of a job: that job's session uses it
   spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, devices_.size(),
                connection_->socket().backend());
   bool closed = false;
@@ -239,11 +294,13 @@ void Session::run() {
     send_failure(why);
   }
   connection_->shutdown();
+  if (stripes_) stripes_->shutdown();
   // Everything the job held goes now: pending work, objects, images.
   for (auto& d : devices_) d.queue.clear();
   objects_.clear();
   objects_by_word_.clear();
   images_.clear();
+  return true;
 }
 
 bool Session::answer(std::uint64_t id, wire::AnswerStatus status, std::uint64_t value,
@@ -537,6 +594,12 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
         if (rc != -EPROTO) why = "connection lost in a handover's bytes";
         return false;
       }
+      if (fh.type == static_cast<std::uint16_t>(wire::MsgType::kStriped)) {
+        std::uint64_t length = 0;
+        if (!receive_striped(fh, h, static_cast<std::uint32_t>(i), p, got, length, why)) return false;
+        got += length;
+        continue;
+      }
       if (fh.type != static_cast<std::uint16_t>(wire::MsgType::kBytes)) {
         why = std::string("expected the bytes of part ") + std::to_string(i) + ", got " +
               wire::type_name(fh.type);
@@ -557,32 +620,56 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
               std::to_string(i) + " at offset " + std::to_string(got) + " of " + std::to_string(total);
         return false;
       }
+      // Straight into the destination's rows that [got, got + length) of the packed bytes
+      // cover, or into staging.
+      recv_iov_.clear();
       if (p.landed) {
-        // Straight into the destination's rows that [got, got + length) of the packed bytes cover.
-        std::byte* base = p.dst.memory->data() + p.dst.offset;
-        recv_iov_.clear();
-        std::uint64_t at = got, left = b.length;
-        while (left > 0) {
-          const std::uint64_t row = at / c.row_bytes, col = at % c.row_bytes;
-          const std::uint64_t n = (c.rows == 1 || c.dst_pitch == c.row_bytes) ? left
-                                                                                : std::min(left, c.row_bytes - col);
-          const std::uint64_t offset = (c.rows == 1 || c.dst_pitch == c.row_bytes) ? at : row * c.dst_pitch + col;
-          recv_iov_.push_back({base + offset, n});
-          at += n;
-          left -= n;
-        }
-        rc = reader_->payload(recv_iov_);
+        engine::append_rows(recv_iov_, p.dst.memory->data() + p.dst.offset, c.row_bytes,
+                            c.rows == 1 ? c.row_bytes : c.dst_pitch, got, b.length);
       } else {
-        const iovec iov{p.staged.get() + got, b.length};
-        rc = reader_->payload({&iov, 1});
+        recv_iov_.push_back({p.staged.get() + got, b.length});
       }
-      if (rc != 0) {
+      if (reader_->payload(recv_iov_) != 0) {
         why = "connection lost in a handover's bytes";
         return false;
       }
       got += b.length;
     }
   }
+  return true;
+}
+
+bool Session::receive_striped(const wire::FrameHeader& fh, const wire::HandoverView& h,
+                              std::uint32_t i, PendingPart& p, std::uint64_t got,
+                              std::uint64_t& length, std::string& why) {
+  const wire::CopyPart& c = p.part.copy;
+  std::span<const std::byte> body;
+  if (reader_->body(fh.length, body) != 0) {
+    why = "connection lost in a handover's bytes";
+    return false;
+  }
+  wire::Striped st{};
+  if (!wire::decode(body, st, why)) return false;
+  if (!stripes_ready()) {
+    why = "striped bytes before all of the job's stripes joined";
+    return false;
+  }
+  if (st.device != h.fixed.device || st.value != h.fixed.value || st.part != i || st.offset != got ||
+      st.length > wire::packed_bytes(c) - got) {
+    why = "striped bytes (device " + std::to_string(st.device) + ", value " + std::to_string(st.value) +
+          ", part " + std::to_string(st.part) + ", offset " + std::to_string(st.offset) + ", length " +
+          std::to_string(st.length) + ") do not continue part " + std::to_string(i) + " at offset " +
+          std::to_string(got) + " of " + std::to_string(wire::packed_bytes(c));
+    return false;
+  }
+  const int rc = p.landed ? stripes_->recv_striped(st, p.dst.memory->data() + p.dst.offset, c.row_bytes,
+                                                   c.rows == 1 ? c.row_bytes : c.dst_pitch, why)
+                          : stripes_->recv_striped(st, p.staged.get(), c.row_bytes, c.row_bytes, why);
+  if (rc != 0) {
+    if (rc != -EPROTO) why = "a stripe was lost in a handover's bytes";
+    return false;
+  }
+  length = st.length;
   return true;
 }
 
@@ -636,23 +723,24 @@ bool Session::run_copy(std::uint32_t device, std::uint64_t value, std::uint32_t 
     // Into the client's memory: kBytes messages straight from the object's rows.
     const std::byte* base = p.src.memory->data() + p.src.offset;
     const std::uint64_t total = wire::packed_bytes(c);
+    if (stripes_ready() && total >= stripe_min_bytes_) {
+      // Announced on the job's connection after what is batched, the pieces on the stripes.
+      if (!flush()) {
+        why = "connection lost sending bytes";
+        return false;
+      }
+      engine::Connection::Hold hold(*connection_);
+      const int rc = stripes_->send_copy(*connection_, device, index, value, base, c.row_bytes,
+                                         c.rows == 1 ? c.row_bytes : c.src_pitch, 0, total);
+      if (rc != 0) why = "connection lost sending striped bytes";
+      return rc == 0;
+    }
     for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
       const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
       const auto hdr = wire::frame(wire::MsgType::kBytes, wire::Bytes{device, index, value, at, n, 0}, n);
       iov_.clear();
       iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
-      if (c.rows == 1 || c.src_pitch == c.row_bytes) {
-        iov_.push_back(engine::to_iov(base + at, n));
-      } else {
-        std::uint64_t pos = at, left = n;
-        while (left > 0) {
-          const std::uint64_t row = pos / c.row_bytes, col = pos % c.row_bytes;
-          const std::uint64_t m = std::min(left, c.row_bytes - col);
-          iov_.push_back(engine::to_iov(base + row * c.src_pitch + col, m));
-          pos += m;
-          left -= m;
-        }
-      }
+      engine::append_rows(iov_, base, c.row_bytes, c.rows == 1 ? c.row_bytes : c.src_pitch, at, n);
       if (!(n <= kInlineBytes ? queue_frame(iov_) : send_frame(iov_))) {
         why = "connection lost sending bytes";
         return false;

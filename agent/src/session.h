@@ -15,6 +15,7 @@
 #include "rig/engine/counters.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/socket.h"
+#include "rig/engine/stripe_set.h"
 #include "rig/wire/codec.h"
 
 namespace rig::agent {
@@ -26,6 +27,7 @@ struct AgentConfig {
   std::uint64_t instruction_budget = 1ull << 32;   // per launch of a words part
   std::uint32_t isolated = 0;                      // >0: this simulated device reaches no other
   engine::Backend backend = engine::default_backend();
+  std::uint32_t max_stripes = 8;                   // data connections a job may join (0: none)
 };
 
 // The accounts this agent opens, id 0 the machine's host.
@@ -35,8 +37,9 @@ class Session {
  public:
   Session(int fd, const AgentConfig& config, std::string peer);
   ~Session();
-  // Runs the job until it closes or fails; then everything the job held is freed.
-  void run();
+  // Runs the job until it closes or fails; then everything the job held is freed. Returns
+  // false when the connection was not a job's (a stripe joining one, or refused as such).
+  bool run();
   // Ends run() from another thread (the agent's shutdown).
   void shutdown();
   const engine::Counters& counters() const { return counters_; }
@@ -78,6 +81,13 @@ class Session {
   };
 
   bool handshake(std::string& why);
+  // The first frame was a kJoin: attach this connection to its job as a stripe.
+  bool join(const wire::FrameHeader& h, std::string& why);
+  // Whether the job's stripes have all joined (then stripes_ is set; checked once they are).
+  bool stripes_ready();
+  // Receives a kStriped announcement's pieces into part i of a handover (the bytes [got, ...)).
+  bool receive_striped(const wire::FrameHeader& fh, const wire::HandoverView& h, std::uint32_t i,
+                       PendingPart& p, std::uint64_t got, std::uint64_t& length, std::string& why);
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);
@@ -110,6 +120,10 @@ class Session {
   engine::Counters counters_;
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
+  bool joined_ = false;               // this connection was a stripe: no job runs on it
+  std::uint64_t stripe_token_ = 0;    // the job's token in the StripeRegistry (0: no striping)
+  std::unique_ptr<engine::StripeSet> stripes_;
+  std::uint64_t stripe_min_bytes_ = 0;  // the client's threshold for striped copies into it
   std::vector<DeviceState> devices_;
   std::unordered_map<std::uint64_t, Object> objects_;
   std::unordered_map<std::uint32_t, std::uint64_t> objects_by_word_;  // low 32 bits of ids

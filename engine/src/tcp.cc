@@ -60,6 +60,15 @@ void set_job_options(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
 }
 
+bool peer_is_loopback(int fd) {
+  sockaddr_in sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 || sa.sin_family != AF_INET) {
+    return false;
+  }
+  return (ntohl(sa.sin_addr.s_addr) >> 24) == 127;
+}
+
 int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port) {
   const sockaddr_in sa = to_sockaddr(ep);
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -12,26 +12,13 @@
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
-
-#if defined(RIG_TSAN)
-#include <sanitizer/tsan_interface.h>
-#endif
+#include "ring_handoff.h"
 
 namespace rig::engine {
 namespace {
 
-#if defined(RIG_TSAN)
-// liburing maps a ring's memory with raw syscalls that ThreadSanitizer does not see, so when a
-// thread's ring is unmapped at its exit and a later thread's ring lands at the same address,
-// TSan takes the two rings for one memory shared without synchronisation. This object orders
-// every ring's teardown before every later ring's set-up, as the kernel's munmap/mmap does.
-char g_ring_handoff;
-inline void ring_created() { __tsan_acquire(&g_ring_handoff); }
-inline void ring_destroyed() { __tsan_release(&g_ring_handoff); }
-#else
-inline void ring_created() {}
-inline void ring_destroyed() {}
-#endif
+using detail::ring_created;
+using detail::ring_destroyed;
 
 // One ring per thread: only its thread submits to it and reaps it, so no ring state is shared.
 class ThreadRing {

@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <stdexcept>
 #include <system_error>
 
@@ -53,6 +55,64 @@ void handshake_recv(int fd, void* buf, std::size_t n, const std::string& endpoin
   }
 }
 
+// Reads one frame of the handshake on the blocking fd: its header and its body (8-byte aligned).
+// A kFailure is the agent's refusal: thrown with its text; any type but `want` is an error.
+std::vector<std::uint64_t> handshake_frame(int fd, wire::MsgType want, wire::FrameHeader& h,
+                                           const std::string& what, const std::string& endpoint) {
+  handshake_recv(fd, &h, sizeof h, endpoint);
+  if (const char* bad = wire::check_header(h)) {
+    throw std::runtime_error(what + " with agent " + endpoint + ": " + bad);
+  }
+  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kFailure) && h.length <= 8 + wire::kMaxText) {
+    std::vector<std::uint64_t> body((h.length + 7) / 8);
+    handshake_recv(fd, body.data(), h.length, endpoint);
+    wire::FailureView f;
+    std::string why;
+    if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
+      throw std::runtime_error("agent " + endpoint + " refused the " +
+                               (what == "handshake" ? std::string("job") : what) + ": " + std::string(f.text));
+    }
+    throw std::runtime_error(what + " with agent " + endpoint + ": " + why);
+  }
+  if (h.type != static_cast<std::uint16_t>(want)) {
+    throw std::runtime_error(what + " with agent " + endpoint + ": expected " +
+                             wire::type_name(static_cast<std::uint16_t>(want)) + ", got " +
+                             wire::type_name(h.type));
+  }
+  std::vector<std::uint64_t> body((h.length + 7) / 8);
+  handshake_recv(fd, body.data(), h.length, endpoint);
+  return body;
+}
+
+template <class M>
+void handshake_send(int fd, const M& framed, const std::string& what, const std::string& endpoint) {
+  if (::send(fd, &framed, sizeof framed, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof framed)) {
+    throw std::system_error(errno, std::generic_category(), what + " with agent " + endpoint);
+  }
+}
+
+// The stripes a link asks for: the option, or for kAuto none on loopback and the default
+// elsewhere, unless RIG_STRIPES says.
+int wanted_stripes(const LinkOptions& options, int fd) {
+  int n = options.stripes;
+  if (n == LinkOptions::kAuto) {
+    if (const char* env = std::getenv("RIG_STRIPES"); env != nullptr && *env != 0) {
+      n = std::atoi(env);
+    } else {
+      n = engine::peer_is_loopback(fd) ? 0 : LinkOptions::kDefaultStripes;
+    }
+  }
+  return std::clamp(n, 0, static_cast<int>(wire::kMaxStripes));
+}
+
+std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& options) {
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
+  if (options.inject_faults) {
+    socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
+  }
+  return socket;
+}
+
 }  // namespace
 
 Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
@@ -61,56 +121,73 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   try {
     const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
     fd = engine::tcp_connect(ep);
+    const int stripes = wanted_stripes(options, fd);
     // The handshake runs on the blocking fd with a time bound, before any backend owns it.
-    const auto hello = wire::frame(wire::MsgType::kHello,
-                                   wire::Hello{wire::kMagic, wire::kVersion, 0,
-                                               wire::kFeaturePrograms, 0});
-    if (::send(fd, &hello, sizeof hello, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello)) {
-      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint_);
-    }
+    const std::uint32_t offer = wire::kFeaturePrograms | (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
+    handshake_send(fd, wire::frame(wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, offer, 0}),
+                   "handshake", endpoint_);
     wire::FrameHeader h{};
-    handshake_recv(fd, &h, sizeof h, endpoint_);
-    if (const char* bad = wire::check_header(h)) {
-      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + bad);
-    }
-    if (h.type == static_cast<std::uint16_t>(wire::MsgType::kFailure) && h.length <= 8 + wire::kMaxText) {
-      std::vector<std::uint64_t> body((h.length + 7) / 8);
-      handshake_recv(fd, body.data(), h.length, endpoint_);
-      wire::FailureView f;
-      std::string why;
-      if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
-        throw std::runtime_error("agent " + endpoint_ + " refused the job: " + std::string(f.text));
-      }
-      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
-    }
-    if (h.type != static_cast<std::uint16_t>(wire::MsgType::kWelcome)) {
-      throw std::runtime_error("handshake with agent " + endpoint_ + ": expected welcome, got " +
-                               wire::type_name(h.type));
-    }
-    std::vector<std::uint64_t> body((h.length + 7) / 8);
-    handshake_recv(fd, body.data(), h.length, endpoint_);
+    const std::vector<std::uint64_t> body = handshake_frame(fd, wire::MsgType::kWelcome, h, "handshake", endpoint_);
     wire::WelcomeView welcome;
     std::string why;
     if (!wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, welcome, why)) {
       throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
     }
+    if ((welcome.fixed.features & ~offer) != 0) {
+      throw std::runtime_error("handshake with agent " + endpoint_ + ": it accepted features never offered");
+    }
     accounts_.assign(welcome.accounts.begin(), welcome.accounts.end());
+    if ((welcome.fixed.features & wire::kFeatureStripes) != 0) {
+      const std::vector<std::uint64_t> g = handshake_frame(fd, wire::MsgType::kStripeGrant, h, "handshake", endpoint_);
+      wire::StripeGrant grant{};
+      if (!wire::decode({reinterpret_cast<const std::byte*>(g.data()), h.length}, grant, why)) {
+        throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
+      }
+      join_stripes(ep, grant, stripes, options);
+    }
   } catch (...) {
+    stripes_.reset();
     if (fd >= 0) ::close(fd);
     give_link_tag(static_cast<std::uint16_t>(tag_));
     throw;
   }
-  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
-  if (options.inject_faults) {
-    socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
-  }
-  connection_ = std::make_unique<engine::Connection>(std::move(socket), counters_);
+  connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
   silence_ms_ = options.silence_ms;
   if (options.keepalive_ms > 0) {
     reader_->set_idle_watch(options.keepalive_ms, [this](std::int64_t silent) { return on_idle(silent); });
   }
+}
+
+void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
+                        const LinkOptions& options) {
+  const auto count = static_cast<std::uint16_t>(std::min<std::uint32_t>(wanted, grant.max_stripes));
+  // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
+  const auto min_kib = static_cast<std::uint32_t>(
+      std::clamp<std::uint64_t>((options.stripe_min_bytes + 1023) / 1024, 1, UINT32_MAX));
+  stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
+  stripes_ = std::make_unique<engine::StripeSet>(
+      options.backend == engine::Backend::kUring && !options.inject_faults && engine::uring_available(),
+      counters_);
+  for (std::uint16_t i = 0; i < count; ++i) {
+    const int fd = engine::tcp_connect(ep);
+    stripes_->add(make_link_socket(fd, options));  // owns the fd from here on
+    const std::string what = "stripe " + std::to_string(i);
+    const auto join = wire::frame(wire::MsgType::kJoin,
+                                  wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token});
+    handshake_send(fd, join, what, endpoint_);
+    wire::FrameHeader h{};
+    const std::vector<std::uint64_t> echo = handshake_frame(fd, wire::MsgType::kJoin, h, what, endpoint_);
+    if (h.length != sizeof join.msg || std::memcmp(echo.data(), &join.msg, sizeof join.msg) != 0) {
+      throw std::runtime_error(what + " with agent " + endpoint_ + ": the join was not echoed");
+    }
+  }
+}
+
+int Link::send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
+                       std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n) {
+  return stripes_->send_copy(*connection_, device, part, value, base, row_bytes, pitch, at, n);
 }
 
 int Link::on_idle(std::int64_t silent_ms) {
@@ -152,6 +229,7 @@ void Link::close() {
 
 void Link::shutdown() {
   if (connection_) connection_->shutdown();
+  if (stripes_) stripes_->shutdown();
 }
 
 const wire::Account* Link::account(std::uint32_t id) const {

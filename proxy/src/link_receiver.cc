@@ -6,6 +6,7 @@
 #include "proxy_slot.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
+#include "rig/engine/packed_rows.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {
@@ -68,12 +69,21 @@ void Link::receive_loop() {
             ok = wire::decode(body, p, why);
             break;
           }
+          case wire::MsgType::kStriped: {
+            // on_striped's reasons carry their own prefix (a violation, or a lost stripe).
+            wire::Striped st{};
+            ok = wire::decode(body, st, why) ? on_striped(st, why)
+                                             : (why = "protocol violation by the agent: " + why, false);
+            break;
+          }
           default:
             why = std::string("unexpected ") + wire::type_name(h.type) + " message";
             ok = false;
         }
         if (!ok) {
-          if (type != wire::MsgType::kFailure) why = "protocol violation by the agent: " + why;
+          if (type != wire::MsgType::kFailure && type != wire::MsgType::kStriped) {
+            why = "protocol violation by the agent: " + why;
+          }
           break;
         }
       }
@@ -123,60 +133,71 @@ bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
   return true;
 }
 
-bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
-  ProxySlot* s = slot(b.device);
+ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
+                              std::uint64_t offset, std::uint64_t length, const char* what,
+                              std::string& why) {
+  const std::string named = std::string(what) + " (device " + std::to_string(device) + ", value " +
+                            std::to_string(value) + ", part " + std::to_string(part);
+  ProxySlot* s = slot(device);
   if (s == nullptr) {
-    why = "protocol violation by the agent: bytes for device " + std::to_string(b.device) +
-          " that the link never registered";
-    return false;
+    why = "protocol violation by the agent: " + std::string(what) + " for device " +
+          std::to_string(device) + " that the link never registered";
+    return nullptr;
   }
   if (s->copies.empty()) {
-    why = "protocol violation by the agent: bytes (device " + std::to_string(b.device) +
-          ", value " + std::to_string(b.value) + ", part " + std::to_string(b.part) +
-          ") match no pending copy";
-    return false;
+    why = "protocol violation by the agent: " + named + ") match no pending copy";
+    return nullptr;
   }
   ClientCopy& c = s->copies.front();
-  if (c.value != b.value || c.part != b.part || b.offset != c.landed ||
-      b.length > c.total - c.landed) {
-    why = "protocol violation by the agent: bytes (device " + std::to_string(b.device) +
-          ", value " + std::to_string(b.value) + ", part " + std::to_string(b.part) +
-          ", offset " + std::to_string(b.offset) + ", length " + std::to_string(b.length) +
-          ") do not match the pending copy (value " + std::to_string(c.value) + ", part " +
-          std::to_string(c.part) + ", " + std::to_string(c.landed) + " of " +
-          std::to_string(c.total) + " bytes landed)";
-    return false;
+  if (c.value != value || c.part != part || offset != c.landed || length > c.total - c.landed) {
+    why = "protocol violation by the agent: " + named + ", offset " + std::to_string(offset) +
+          ", length " + std::to_string(length) + ") do not match the pending copy (value " +
+          std::to_string(c.value) + ", part " + std::to_string(c.part) + ", " +
+          std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes landed)";
+    return nullptr;
   }
-  int rc = 0;
-  if (c.rows == 1 || c.pitch == c.row_bytes) {
-    const iovec iov{c.base + b.offset, b.length};
-    rc = reader_->payload({&iov, 1});
-  } else {
-    // Scatter into the rows that [offset, offset + length) of the packed bytes cover.
-    row_iov_.clear();
-    std::uint64_t at = b.offset, left = b.length;
-    while (left > 0) {
-      const std::uint64_t row = at / c.row_bytes, col = at % c.row_bytes;
-      const std::uint64_t n = std::min(left, c.row_bytes - col);
-      row_iov_.push_back({c.base + row * c.pitch + col, n});
-      at += n;
-      left -= n;
-    }
-    rc = reader_->payload(row_iov_);
-  }
-  if (rc != 0) {
-    why = std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
-    return false;
-  }
-  c.landed += b.length;
+  return &c;
+}
+
+void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
+  c.landed += length;
   if (c.landed == c.total) {
     if (c.total >= kZeroCopyBytes) {
       // relaxed: only this thread writes it; see expect_large_copy().
       large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    s->copies.pop();  // seq_cst: the handshake with stop
-    if (s->stopped.load(std::memory_order_seq_cst) && s->copies.drained()) s->write_final_from_receiver();
+    s.copies.pop();  // seq_cst: the handshake with stop
+    if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) s.write_final_from_receiver();
   }
+}
+
+bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
+  ClientCopy* c = expect_copy(b.device, b.part, b.value, b.offset, b.length, "bytes", why);
+  if (c == nullptr) return false;
+  // Straight into the rows that [offset, offset + length) of the packed bytes cover.
+  row_iov_.clear();
+  engine::append_rows(row_iov_, c->base, c->row_bytes, c->pitch, b.offset, b.length);
+  if (const int rc = reader_->payload(row_iov_); rc != 0) {
+    why = std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
+    return false;
+  }
+  landed(*slot(b.device), *c, b.length);
+  return true;
+}
+
+bool Link::on_striped(const wire::Striped& st, std::string& why) {
+  if (!stripes_) {
+    why = "protocol violation by the agent: striped bytes on a link without stripes";
+    return false;
+  }
+  ClientCopy* c = expect_copy(st.device, st.part, st.value, st.offset, st.length, "striped bytes", why);
+  if (c == nullptr) return false;
+  if (const int rc = stripes_->recv_striped(st, c->base, c->row_bytes, c->pitch, why); rc != 0) {
+    why = rc == -EPROTO ? "protocol violation by the agent: " + why
+                        : std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc);
+    return false;
+  }
+  landed(*slot(st.device), *c, st.length);
   return true;
 }
 

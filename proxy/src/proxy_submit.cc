@@ -142,13 +142,18 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   }
 
   // Staging for strided rows from this process's memory, allocated for the call.
+  // Copies striped over the link's data connections need none: their rows go out in place.
   Staging staging(link_.staging());
   std::uint64_t staging_bytes = 0;
+  bool striped = false;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
     const rig_part& p = s.parts[i];
-    if (p.kind == RIG_PART_COPY && p.u.copy.src.host != nullptr &&
-        !contiguous(p.u.copy, p.u.copy.src_pitch)) {
-      staging_bytes = std::max(staging_bytes, std::min(kChunkBytes, p.u.copy.rows * p.u.copy.row_bytes));
+    if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
+    const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
+    if (link_.stripes_copy(total)) {
+      striped = true;
+    } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
+      staging_bytes = std::max(staging_bytes, std::min(kChunkBytes, total));
     }
   }
   if (staging_bytes > 0) {
@@ -261,7 +266,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // Send the handover and, right behind it, the bytes of copies from this process's memory.
   engine::Connection& conn = link_.connection();
   int rc = 0;
-  if (staging_bytes == 0) {
+  if (staging_bytes == 0 && !striped) {
     // No rows to pack: the handover and the bytes of its copies from here (in place, rows end
     // to end) go out as one posted message, sent in one system call, possibly together with
     // other threads' messages (the posted message stays whole, in order).
@@ -304,6 +309,11 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
       if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
       const rig_copy& c = p.u.copy;
       const std::uint64_t total = c.rows * c.row_bytes;
+      if (link_.stripes_copy(total)) {
+        rc = link_.send_striped(account_.id, i, value, c.src.host, c.row_bytes,
+                                contiguous(c, c.src_pitch) ? c.row_bytes : c.src_pitch, 0, total);
+        continue;
+      }
       const bool in_place = contiguous(c, c.src_pitch);
       for (std::uint64_t at = 0; rc == 0 && at < total; at += kChunkBytes) {
         const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));

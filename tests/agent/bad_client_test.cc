@@ -79,6 +79,31 @@ TEST_F(BadClient, GarbageInsteadOfHelloIsRefused) {
   EXPECT_NE(why.find("hello"), std::string::npos) << why;
 }
 
+TEST_F(BadClient, AJoinWithAnUnknownTokenIsRefused) {
+  RawClient c(agent_.endpoint());
+  send_msg(c.fd(), wire::MsgType::kJoin, wire::Join{wire::kMagic, wire::kVersion, 0, 1, 0, 1024, 12345});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("join refused: no job of this agent has that token"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, StripedBytesBeforeTheStripesJoinedFailTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();  // offers no striping: the agent grants none
+  alloc(c, 5, 1u << 20);
+  wire::Part part{};
+  part.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+  part.queue = 1;
+  part.copy.src.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+  part.copy.dst = object(5);
+  part.copy.rows = 1;
+  part.copy.row_bytes = 1u << 20;
+  part.copy.src_pitch = part.copy.dst_pitch = 1u << 20;
+  send_handover(c, 1, 1, {part});
+  send_msg(c.fd(), wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 1u << 20, 1u << 19});
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("striped bytes before all of the job's stripes joined"), std::string::npos) << why;
+}
+
 TEST_F(BadClient, WrongProtocolVersionIsRefused) {
   RawClient c(agent_.endpoint());
   send_msg(c.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, 7, 0, 0, 0});

@@ -117,7 +117,9 @@ void load_through(remote::Link& link, remote::Job& job, int rounds, int& exact, 
   for (auto& t : threads) t.join();
   exact = ok.load();
   failed = bad.load();
-  if (failed > 0 && failed < 1000) EXPECT_TRUE(job.failed()) << "a call failed but the job did not";
+  if (failed > 0 && failed < 1000) {
+    EXPECT_TRUE(job.failed()) << "a call failed but the job did not";
+  }
 }
 
 TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {

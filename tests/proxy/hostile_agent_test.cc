@@ -47,6 +47,19 @@ TEST(HostileAgent, UnknownFrameTypeFailsTheJob) {
   job->close();
 }
 
+TEST(HostileAgent, StripedBytesOnALinkWithoutStripesFailTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    send_msg(fd, wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 4096, 4096});
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("protocol violation by the agent: striped bytes on a link without stripes"),
+            std::string::npos) << why;
+  job->close();
+}
+
 TEST(HostileAgent, BytesForADeviceNeverRegisteredFailTheJob) {
   FakeAgent agent(2, [](int fd) {
     std::byte payload[16]{};

@@ -14,11 +14,13 @@ struct Counters {
   std::atomic<std::uint64_t> messages_sent{0};
   std::atomic<std::uint64_t> send_calls{0};      // send_all calls (each one or more syscalls/SQEs)
   std::atomic<std::uint64_t> bytes_staged{0};    // bytes packed into staging before a send
+  std::atomic<std::uint64_t> bytes_striped_out{0};  // payload bytes sent on the stripes
   // Written by the receiving thread.
   alignas(64) std::atomic<std::uint64_t> bytes_received{0};
   std::atomic<std::uint64_t> messages_received{0};
   std::atomic<std::uint64_t> payload_bytes_copied{0};  // payload bytes memcpy'd from the header buffer
   std::atomic<std::uint64_t> payload_bytes_direct{0};  // payload bytes received straight into place
+  std::atomic<std::uint64_t> bytes_striped_in{0};      // payload bytes received on the stripes
 };
 
 inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) {

@@ -20,12 +20,15 @@
 #include "rig/engine/faulty_socket.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/socket.h"
+#include "rig/engine/stripe_set.h"
+#include "rig/engine/tcp.h"
 #include "rig/wire/messages.h"
 
 namespace rig::remote {
 
 class Job;
 struct ProxySlot;
+struct ClientCopy;
 
 // Process-wide link tags (the top 16 bits of ids): taken by a link, given back by its end.
 std::uint16_t take_link_tag();
@@ -49,7 +52,17 @@ struct LinkOptions {
   int keepalive_ms = 1000;
   int silence_ms = 30000;
   StagingAllocator staging{};
-  bool inject_faults = false;  // wrap the socket in a FaultySocket with `faults`
+  // Striping: copies of at least stripe_min_bytes bytes from or into this process's memory
+  // cross over `stripes` extra data connections (wire kStriped), cut in pieces of
+  // max(64 KiB, 4 MiB / stripes) bytes (engine::StripeSet::send_copy), every stripe's transfer in flight at once. kAuto: none
+  // when the agent is on loopback (one machine's cores carry both ends: nothing to gain),
+  // kDefaultStripes otherwise; the environment's RIG_STRIPES=N overrides kAuto. The agent may
+  // grant fewer (its --max-stripes). docs/TUNING.md says how to choose both on a real NIC.
+  static constexpr int kAuto = -1;
+  static constexpr int kDefaultStripes = 4;
+  int stripes = kAuto;
+  std::uint64_t stripe_min_bytes = 1u << 20;
+  bool inject_faults = false;  // wrap the sockets (the job's and the stripes) in FaultySockets
   engine::Faults faults{};
 };
 
@@ -92,6 +105,17 @@ class Link {
 
   engine::Connection& connection() { return *connection_; }
 
+  // The data connections granted (0: no striping).
+  std::size_t stripes() const { return stripes_ ? stripes_->size() : 0; }
+  // Whether a copy of `bytes` bytes crosses on the stripes.
+  bool stripes_copy(std::uint64_t bytes) const { return stripes_ && bytes >= stripe_min_bytes_; }
+  // Sends packed bytes [at, at + n) of a copy from this process's memory (packed byte k at
+  // base + (k / row_bytes) * pitch + k % row_bytes) as kStriped announcements on the job's
+  // connection, each followed by its pieces on the stripes. Caller holds the connection's turn
+  // (Connection::Hold). Borrows the memory until it returns; 0 or -errno.
+  int send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
+                   std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n);
+
   // Registry of proxies by the agent's device id. Throws std::invalid_argument per make's rules.
   ProxySlot& register_proxy(std::uint32_t device, std::uint64_t* word);
   ProxySlot* slot(std::uint32_t device) const {
@@ -130,6 +154,15 @@ class Link {
   bool on_answer(std::span<const std::byte> body, std::string& why);
   bool on_bytes(const wire::Bytes& bytes, std::string& why);
   bool on_done(const wire::Done& done, std::string& why);
+  bool on_striped(const wire::Striped& s, std::string& why);
+  // The pending copy into this process's memory that bytes (device, part, value, offset,
+  // length) must continue, or null with `why`.
+  ClientCopy* expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
+                                 std::uint64_t offset, std::uint64_t length, const char* what,
+                                 std::string& why);
+  void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
+  void join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
+                    const LinkOptions& options);
   void end_receiver();
 
   Job& job_;
@@ -139,6 +172,8 @@ class Link {
   engine::Counters counters_;
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
+  std::unique_ptr<engine::StripeSet> stripes_;  // null: no striping
+  std::uint64_t stripe_min_bytes_ = 0;
   std::vector<wire::Account> accounts_;
   std::thread receiver_;
 

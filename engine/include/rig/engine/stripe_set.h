@@ -1,0 +1,85 @@
+// The data connections a link stripes large payloads over, besides the job's own connection.
+// Each stripe carries only kBytes messages, in the order the job's connection announces them
+// (wire/PROTOCOL.md, kStriped); nothing else reads or writes them.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <array>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rig/engine/counters.h"
+#include "rig/engine/socket.h"
+#include "rig/wire/codec.h"
+
+namespace rig::engine {
+
+class Connection;
+
+class StripeSet {
+ public:
+  // parallel: move the stripes' bytes with io_uring, every stripe's transfer in flight at once
+  // and punted to the kernel's workers (IOSQE_ASYNC), so several cores copy; otherwise one
+  // stripe after the other through the Socket interface (the plain backend, fault injection).
+  StripeSet(bool parallel, Counters& counters) : parallel_(parallel), counters_(counters) {}
+
+  void add(std::unique_ptr<Socket> socket) { sockets_.push_back(std::move(socket)); }
+  std::size_t size() const { return sockets_.size(); }
+  Socket& at(std::size_t i) { return *sockets_[i]; }
+
+  // Sends legs[i] on stripe i for every i < legs.size() (<= size()). Returns 0 once the kernel
+  // took every byte of every leg, or the first -errno; on an error the set is shut down (the
+  // job fails: no stripe may be left mid-message). Borrows the legs' iovecs and the memory
+  // they point to until it returns. Called only by the holder of the job connection's turn.
+  int send(std::span<const std::span<const iovec>> legs);
+  // Fills legs[i] from stripe i. Returns 0, -ECONNRESET at an end of stream, or -errno; on an
+  // error the set is shut down. Called only by the one reader of the stripes.
+  int recv(std::span<const std::span<const iovec>> legs);
+
+  // The pieces of one kStriped message (announced on the job's connection just before), each
+  // a kBytes message on its stripe, from or into a copy's memory: packed byte k lies at
+  // base + (k / row_bytes) * pitch + k % row_bytes (pitch == row_bytes: end to end).
+  // send_striped: the sender's side (the turn holder); same loan and result as send().
+  int send_striped(const wire::Striped& s, const void* base, std::uint64_t row_bytes,
+                   std::uint64_t pitch);
+  // recv_striped: the reader's side. The payload lands straight in place; then every piece's
+  // header must be the one `s` announced, or it returns -EPROTO with `why`.
+  int recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
+                   std::uint64_t pitch, std::string& why);
+
+  // Sends packed bytes [at, at + n) of a copy part (memory as for send_striped) the striped
+  // way: in groups of kGroupBytes, each announced by a kStriped message on `conn` (whose turn
+  // the caller holds) and then cut into one piece per stripe of max(64 KiB, group / stripes)
+  // bytes (NCCL's rule). Borrows the memory until it returns; 0 or -errno.
+  static constexpr std::uint64_t kGroupBytes = 4ull << 20;
+  int send_copy(Connection& conn, std::uint32_t device, std::uint32_t part, std::uint64_t value,
+                const void* base, std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at,
+                std::uint64_t n);
+
+  // Every call blocked on a stripe returns; later ones fail.
+  void shutdown();
+
+ private:
+  int transfer(std::span<const std::span<const iovec>> legs, bool sending);
+  // The headers and iovecs of one striped message; one for the sending side (ordered by the
+  // job connection's turn) and one for the reading side (one thread), so they never mix.
+  struct Scratch {
+    std::array<wire::Framed<wire::Bytes>, wire::kMaxStripes> headers{};
+    std::vector<iovec> iov;
+    std::array<std::span<const iovec>, wire::kMaxStripes> legs{};
+  };
+  // Fills `sc` for `s`: headers as announced (to send, or as expected) and the legs' iovecs.
+  // -EPROTO when s has more pieces than this set has stripes; -ENOMEM if the iovecs do not fit.
+  int plan(Scratch& sc, wire::Framed<wire::Bytes>* header_dst, const wire::Striped& s,
+           const void* base, std::uint64_t row_bytes, std::uint64_t pitch);
+  Scratch send_scratch_, recv_scratch_;
+  std::array<wire::Framed<wire::Bytes>, wire::kMaxStripes> received_headers_{};
+  bool parallel_;
+  Counters& counters_;
+  std::vector<std::unique_ptr<Socket>> sockets_;
+};
+
+}  // namespace rig::engine

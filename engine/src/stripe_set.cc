@@ -1,0 +1,240 @@
+#include "rig/engine/stripe_set.h"
+
+#include <liburing.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <optional>
+
+#include "rig/engine/connection.h"
+#include "rig/engine/iov_cursor.h"
+#include "rig/engine/packed_rows.h"
+#include "rig/wire/messages.h"
+#include "ring_handoff.h"
+
+namespace rig::engine {
+namespace {
+
+constexpr unsigned kEntries = 2 * wire::kMaxStripes;
+
+// The calling thread's ring for striped transfers (one per thread, only that thread submits
+// and reaps it). COOP_TASKRUN: completions are run when this thread enters the kernel.
+class StripeRing {
+ public:
+  StripeRing() {
+    io_uring_params p{};
+    p.flags = IORING_SETUP_COOP_TASKRUN;
+    error_ = io_uring_queue_init_params(kEntries, &ring_, &p);
+    if (error_ < 0) error_ = io_uring_queue_init(kEntries, &ring_, 0);
+    if (error_ > 0) error_ = 0;
+    detail::ring_created();
+  }
+  ~StripeRing() {
+    detail::ring_destroyed();
+    if (error_ == 0) io_uring_queue_exit(&ring_);
+  }
+  StripeRing(const StripeRing&) = delete;
+  StripeRing& operator=(const StripeRing&) = delete;
+  io_uring* get() { return error_ == 0 ? &ring_ : nullptr; }
+  int error() const { return error_; }
+
+ private:
+  io_uring ring_{};
+  int error_ = 0;
+};
+
+StripeRing& stripe_ring() {
+  thread_local StripeRing ring;
+  return ring;
+}
+
+// One stripe's transfer in flight: its cursor and the window its SQE points to.
+struct Leg {
+  explicit Leg(std::span<const iovec> iov) : cursor(iov) {}
+  IovCursor cursor;
+  iovec window[IovCursor::kWindow]{};
+  msghdr msg{};
+  bool in_flight = false;
+};
+
+}  // namespace
+
+void StripeSet::shutdown() {
+  for (auto& s : sockets_) s->shutdown();
+}
+
+int StripeSet::send(std::span<const std::span<const iovec>> legs) { return transfer(legs, true); }
+
+int StripeSet::recv(std::span<const std::span<const iovec>> legs) { return transfer(legs, false); }
+
+int StripeSet::plan(Scratch& sc, wire::Framed<wire::Bytes>* header_dst, const wire::Striped& s,
+                     const void* base, std::uint64_t row_bytes, std::uint64_t pitch) {
+  const std::uint32_t n = wire::stripe_pieces(s);
+  if (n > sockets_.size()) return -EPROTO;
+  try {
+    sc.iov.clear();
+    std::array<std::size_t, wire::kMaxStripes + 1> start{};
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const wire::StripePiece p = wire::stripe_piece(s, i);
+      sc.headers[i] = wire::frame(wire::MsgType::kBytes,
+                                  wire::Bytes{s.device, s.part, s.value, s.offset + p.first, p.bytes, 0},
+                                  p.bytes);
+      start[i] = sc.iov.size();
+      sc.iov.push_back({header_dst + i, sizeof(wire::Framed<wire::Bytes>)});
+      append_rows(sc.iov, base, row_bytes, pitch, s.offset + p.first, p.bytes);
+    }
+    start[n] = sc.iov.size();
+    // Spans only once the vector stopped growing.
+    for (std::uint32_t i = 0; i < n; ++i) {
+      sc.legs[i] = std::span<const iovec>(sc.iov).subspan(start[i], start[i + 1] - start[i]);
+    }
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+  return 0;
+}
+
+int StripeSet::send_striped(const wire::Striped& s, const void* base, std::uint64_t row_bytes,
+                            std::uint64_t pitch) {
+  Scratch& sc = send_scratch_;
+  if (const int rc = plan(sc, sc.headers.data(), s, base, row_bytes, pitch); rc != 0) return rc;
+  const int rc = send({sc.legs.data(), wire::stripe_pieces(s)});
+  if (rc == 0) bump(counters_.bytes_striped_out, s.length);
+  return rc;
+}
+
+int StripeSet::send_copy(Connection& conn, std::uint32_t device, std::uint32_t part,
+                         std::uint64_t value, const void* base, std::uint64_t row_bytes,
+                         std::uint64_t pitch, std::uint64_t at, std::uint64_t n) {
+  if (sockets_.empty()) return -EINVAL;
+  const std::uint64_t stripes = sockets_.size();
+  const std::uint64_t per = std::max<std::uint64_t>(64 * 1024, (kGroupBytes + stripes - 1) / stripes);
+  for (std::uint64_t done = 0; done < n;) {
+    const std::uint64_t len = std::min(per * stripes, n - done);
+    const wire::Striped s{device, part, value, at + done, static_cast<std::uint32_t>(len),
+                          static_cast<std::uint32_t>(per)};
+    const auto framed = wire::frame(wire::MsgType::kStriped, s);
+    const iovec iov = to_iov(&framed, sizeof framed);
+    if (const int rc = conn.send_holding_turn({&iov, 1}); rc != 0) return rc;
+    if (const int rc = send_striped(s, base, row_bytes, pitch); rc != 0) return rc;
+    done += len;
+  }
+  return 0;
+}
+
+int StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
+                            std::uint64_t pitch, std::string& why) {
+  Scratch& sc = recv_scratch_;
+  const std::uint32_t n = wire::stripe_pieces(s);
+  if (const int rc = plan(sc, received_headers_.data(), s, base, row_bytes, pitch); rc != 0) {
+    why = rc == -EPROTO ? "striped bytes in " + std::to_string(n) + " pieces over " +
+                              std::to_string(sockets_.size()) + " stripes"
+                        : "out of memory receiving striped bytes";
+    return rc;
+  }
+  if (const int rc = recv({sc.legs.data(), n}); rc != 0) return rc;
+  // The bytes landed where this side's own record says (never out of bounds); a stripe that
+  // carried something else than announced fails the job.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (std::memcmp(&received_headers_[i], &sc.headers[i], sizeof sc.headers[i]) != 0) {
+      const wire::Framed<wire::Bytes>& got = received_headers_[i];
+      const wire::Bytes& want = sc.headers[i].msg;
+      why = "stripe " + std::to_string(i) + " carried " + wire::type_name(got.header.type) +
+            " (device " + std::to_string(got.msg.device) + ", value " + std::to_string(got.msg.value) +
+            ", part " + std::to_string(got.msg.part) + ", offset " + std::to_string(got.msg.offset) +
+            ", length " + std::to_string(got.msg.length) + ") where the piece at offset " +
+            std::to_string(want.offset) + " of " + std::to_string(want.length) + " bytes was announced";
+      shutdown();
+      return -EPROTO;
+    }
+  }
+  bump(counters_.payload_bytes_direct, s.length);  // no byte of it was copied in user space
+  bump(counters_.bytes_striped_in, s.length);
+  return 0;
+}
+
+int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sending) {
+  if (legs.size() > sockets_.size()) return -EINVAL;
+  std::uint64_t bytes = 0;
+  for (const auto& l : legs) bytes += iov_bytes(l);
+  io_uring* ring = parallel_ ? stripe_ring().get() : nullptr;
+  int first_error = 0;
+  if (ring == nullptr) {
+    // One stripe after the other: the peer's socket buffers hold the others meanwhile.
+    for (std::size_t i = 0; i < legs.size() && first_error == 0; ++i) {
+      first_error = sending ? sockets_[i]->send_all(legs[i]) : sockets_[i]->recv_all(legs[i]);
+    }
+  } else {
+    // Every leg's next window in flight at once; the kernel's workers run them in parallel.
+    // On the stack (about 1 KiB a leg): no allocation per transfer.
+    std::array<std::optional<Leg>, wire::kMaxStripes> state;
+    std::size_t in_flight = 0;
+    for (;;) {
+      if (first_error == 0) {
+        for (std::size_t i = 0; i < legs.size(); ++i) {
+          if (!state[i]) state[i].emplace(legs[i]);
+          Leg& leg = *state[i];
+          if (leg.in_flight || leg.cursor.done()) continue;
+          io_uring_sqe* sqe = io_uring_get_sqe(ring);  // kEntries >= legs: never null
+          leg.msg = msghdr{};
+          leg.msg.msg_iov = leg.window;
+          leg.msg.msg_iovlen = leg.cursor.window(leg.window);
+          if (sending) {
+            io_uring_prep_sendmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
+          } else {
+            io_uring_prep_recvmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_WAITALL);
+          }
+          io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+          io_uring_sqe_set_data64(sqe, i);
+          leg.in_flight = true;
+          ++in_flight;
+        }
+      }
+      if (in_flight == 0) break;
+      const int rc = io_uring_submit_and_wait(ring, 1);
+      if (rc < 0 && rc != -EINTR) {
+        // The ring itself failed: the SQEs already in flight still borrow the legs, so end
+        // every stripe's transfer and wait for them.
+        if (first_error == 0) first_error = rc;
+        shutdown();
+      }
+      io_uring_cqe* cqe = nullptr;
+      while (io_uring_peek_cqe(ring, &cqe) == 0) {
+        const std::size_t i = io_uring_cqe_get_data64(cqe);
+        const int res = cqe->res;
+        io_uring_cqe_seen(ring, cqe);
+        Leg& leg = *state[i];
+        leg.in_flight = false;
+        --in_flight;
+        if (res == -EINTR || res == -EAGAIN) continue;
+        if (res <= 0) {
+          if (first_error == 0) {
+            first_error = res < 0 ? res : (sending ? -EPIPE : -ECONNRESET);
+            shutdown();  // the other legs must not wait for a peer that will not come
+          }
+          continue;
+        }
+        leg.cursor.advance(static_cast<std::size_t>(res));
+      }
+    }
+  }
+  if (first_error != 0) {
+    shutdown();
+    return first_error;
+  }
+  if (sending) {
+    bump(counters_.bytes_sent, bytes);
+    bump(counters_.messages_sent, legs.size());
+    bump(counters_.send_calls, 1);
+  } else {
+    bump(counters_.bytes_received, bytes);
+    bump(counters_.messages_received, legs.size());
+  }
+  return 0;
+}
+
+}  // namespace rig::engine
