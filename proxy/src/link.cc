@@ -100,7 +100,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
     give_link_tag(static_cast<std::uint16_t>(tag_));
     throw;
   }
-  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend, {options.send_zc_bytes, &counters_});
   if (options.inject_faults) {
     socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
   }

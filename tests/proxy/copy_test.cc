@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "random_bytes.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
 #include "rig/harness/runtime.h"
@@ -17,17 +18,6 @@ using namespace rig::harness;
 namespace {
 
 using remote::Job;
-
-std::vector<std::byte> random_bytes(std::size_t n, std::uint32_t seed) {
-  std::vector<std::byte> v(n);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = 0; i + 8 <= n; i += 8) {
-    const std::uint64_t x = rng();
-    std::memcpy(v.data() + i, &x, 8);
-  }
-  for (std::size_t i = n & ~std::size_t{7}; i < n; ++i) v[i] = static_cast<std::byte>(rng());
-  return v;
-}
 
 class CopyTest : public ::testing::TestWithParam<engine::Backend> {
  protected:
