@@ -1,6 +1,6 @@
-// The io_uring backend. Receives and readiness go through a ring per calling thread (created
-// on first use, SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them): the receiving thread
-// submits its SQE and reaps its own CQE. Sends go through one ring of the socket's own, used
+// The io_uring backend. Receives go through a ring per calling thread (created on first use,
+// SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them): the receiving thread submits its SQE
+// and reaps its own CQE. Readiness waits use poll(2). Sends go through one ring of the socket's own, used
 // by one sender at a time (see socket.h: the turn holder), so that the socket's registered
 // buffers live on the ring that sends them and every zero-copy notification is reaped by the
 // send that caused it.
