@@ -21,7 +21,11 @@ class UringSocket final : public Socket {
   // At or above the zero-copy threshold, a SENDMSG_ZC that returns after its notification CQE:
   // borrows `iov` until it returns. -EOPNOTSUPP/-EINVAL from the kernel turn zero-copy off for
   // the socket's life, -ENOMEM (RLIMIT_MEMLOCK) for the rest of the call; either way the bytes
-  // go by copy (counted in zc_fallbacks).
+  // go by copy (counted in zc_fallbacks). The notification comes once the kernel has freed the
+  // packets (the peer acknowledged them, or the connection died), so a zero-copy send waits for
+  // the peer like a send on a full socket buffer. shutdown() ends the send but not the loan of
+  // bytes already queued: with a hung peer that lasts until TCP_USER_TIMEOUT kills the
+  // connection (15 s, tcp.h), which frees the packets.
   int send_all(std::span<const iovec> iov) override;
   int register_send_buffers(std::span<const iovec> bufs) override;
   // `head` by copy, then [p, p + n) with SEND_ZC from the registered buffer when head + n
