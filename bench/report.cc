@@ -48,6 +48,8 @@ void write_counters(std::ostream& o, const CounterSnapshot& c, const char* inden
     << indent << "  \"messages_sent\": " << c.messages_sent << ",\n"
     << indent << "  \"send_calls\": " << c.send_calls << ",\n"
     << indent << "  \"bytes_staged\": " << c.bytes_staged << ",\n"
+    << indent << "  \"zc_sends\": " << c.zc_sends << ",\n"
+    << indent << "  \"zc_copied\": " << c.zc_copied << ",\n"
     << indent << "  \"bytes_received\": " << c.bytes_received << ",\n"
     << indent << "  \"messages_received\": " << c.messages_received << ",\n"
     << indent << "  \"payload_bytes_copied\": " << c.payload_bytes_copied << ",\n"
@@ -67,6 +69,8 @@ CounterSnapshot CounterSnapshot::of(const engine::Counters& c) {
   s.messages_sent = c.messages_sent.load(r);
   s.send_calls = c.send_calls.load(r);
   s.bytes_staged = c.bytes_staged.load(r);
+  s.zc_sends = c.zc_sends.load(r);
+  s.zc_copied = c.zc_copied.load(r);
   s.bytes_received = c.bytes_received.load(r);
   s.messages_received = c.messages_received.load(r);
   s.payload_bytes_copied = c.payload_bytes_copied.load(r);
@@ -82,6 +86,8 @@ CounterSnapshot CounterSnapshot::operator-(const CounterSnapshot& e) const {
   d.messages_sent = messages_sent - e.messages_sent;
   d.send_calls = send_calls - e.send_calls;
   d.bytes_staged = bytes_staged - e.bytes_staged;
+  d.zc_sends = zc_sends - e.zc_sends;
+  d.zc_copied = zc_copied - e.zc_copied;
   d.bytes_received = bytes_received - e.bytes_received;
   d.messages_received = messages_received - e.messages_received;
   d.payload_bytes_copied = payload_bytes_copied - e.payload_bytes_copied;
@@ -127,6 +133,7 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
     << "  \"backend\": " << json_string(info.backend) << ",\n"
     << "  \"stripes\": " << info.stripes << ",\n"
     << "  \"stripe_min_bytes\": " << info.stripe_min_bytes << ",\n"
+    << "  \"send_zc_bytes\": " << info.send_zc_bytes << ",\n"
     << "  \"quick\": " << (info.quick ? "true" : "false") << ",\n"
     << "  \"min_time\": " << json_number(info.min_time) << ",\n"
     << "  \"max_size\": " << info.max_size << ",\n"

@@ -17,6 +17,8 @@ struct CounterSnapshot {
   std::uint64_t messages_sent = 0;
   std::uint64_t send_calls = 0;
   std::uint64_t bytes_staged = 0;
+  std::uint64_t zc_sends = 0;
+  std::uint64_t zc_copied = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_received = 0;
   std::uint64_t payload_bytes_copied = 0;
@@ -44,6 +46,7 @@ struct Figure {
 struct RunInfo {
   std::string agent;        // endpoint
   std::string backend;      // socket backend of the link
+  std::int64_t send_zc_bytes = -1;  // --send-zc-bytes (-1: the default)
   bool own_agent = false;   // started by rig-bench
   bool quick = false;
   double min_time = 0;

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   bool quick = false, handover_bytes = false;
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
+  std::int64_t send_zc_bytes = -1;
   app.add_option("--agent", agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
   app.add_option("--agent-path", agent_path, "the rig-agent to start")->capture_default_str();
   app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
@@ -67,6 +68,12 @@ int main(int argc, char** argv) {
                  "the agent grants at most its --max-stripes)");
   app.add_option("--stripe-min-bytes", stripe_min_bytes, "copies of at least this size go striped")
       ->capture_default_str();
+  app.add_option("--send-zc-bytes", send_zc_bytes,
+                 "zero-copy threshold of the link's sends (and of the agent started): sends of at "
+                 "least this many bytes use SEND_ZC; 0: never; -1: the default (off on loopback, "
+                 "1 MiB otherwise, RIG_SEND_ZC_BYTES overrides); see docs/TUNING.md")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
   app.add_flag("--quick", quick,
                "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
   app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
@@ -117,6 +124,7 @@ int main(int argc, char** argv) {
   info.max_size = s.max_size;
   info.threads = s.threads;
   info.handover_message_bytes = kTinyHandoverMessageBytes;
+  info.send_zc_bytes = send_zc_bytes;
   Report report;
   try {
     std::optional<AgentProcess> own;
@@ -124,7 +132,8 @@ int main(int argc, char** argv) {
       const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);
       own.emplace(agent_path, std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)),
                                                        "--device-budget", std::to_string(budget),
-                                                       "--backend", backend});
+                                                       "--backend", backend, "--send-zc-bytes",
+                                                       std::to_string(send_zc_bytes)});
       agent = own->endpoint();
       progress("started %s on %s (pid %d)", agent_path.c_str(), agent.c_str(), static_cast<int>(own->pid()));
     }
@@ -136,6 +145,7 @@ int main(int argc, char** argv) {
     options.backend = parse_backend(backend);
     options.stripes = stripes;
     options.stripe_min_bytes = stripe_min_bytes;
+    if (send_zc_bytes >= 0) options.send_zc_bytes = static_cast<std::size_t>(send_zc_bytes);
     rig::remote::Link& link = job->connect(agent, options);
     info.backend = link.backend();
     info.stripes = static_cast<std::uint32_t>(link.stripes());
@@ -153,12 +163,14 @@ int main(int argc, char** argv) {
     job->close();
 
     report.print_table(stdout);
-    std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B\n",
+    std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B; zero-copy sends %llu (kernel copied %llu)\n",
                 static_cast<unsigned long long>(totals.messages_sent),
                 static_cast<unsigned long long>(totals.send_calls),
                 static_cast<unsigned long long>(totals.payload_bytes_copied),
                 static_cast<unsigned long long>(totals.payload_bytes_direct),
-                static_cast<unsigned long long>(totals.bytes_staged));
+                static_cast<unsigned long long>(totals.bytes_staged),
+                static_cast<unsigned long long>(totals.zc_sends),
+                static_cast<unsigned long long>(totals.zc_copied));
     std::fflush(stdout);
 
     std::string results = json;

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   std::string backend = "auto";
   std::string log_level = "info";
   std::uint64_t max_jobs = 0;
+  std::int64_t send_zc_bytes = -1;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks one; loopback by default)")
       ->capture_default_str();
   app.add_option("--devices", config.devices, "simulated devices to open besides the host")
@@ -46,6 +47,11 @@ int main(int argc, char** argv) {
                  "data connections a job may stripe large copies over (0: no striping)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16));
+  app.add_option("--send-zc-bytes", send_zc_bytes,
+                 "sends of at least this many bytes go zero-copy (io_uring SEND_ZC); 0: never; "
+                 "-1: RIG_SEND_ZC_BYTES, else off towards loopback and 1 MiB otherwise")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
   app.add_option("--jobs", max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
   app.add_option("--log", log_level, "log level: trace, debug, info, warn, error, off")
@@ -57,6 +63,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   if (backend == "uring") config.backend = rig::engine::Backend::kUring;
   if (backend == "plain") config.backend = rig::engine::Backend::kPlain;
+  if (send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(send_zc_bytes));
 
   try {
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(listen);

@@ -8,10 +8,22 @@
 namespace rig::engine {
 
 int Connection::send_holding_turn(std::span<const iovec> iov) {
-  const int rc = socket_->send_all(iov);
+  return counted(socket_->send_all(iov), iov_bytes(iov), 1);
+}
+
+int Connection::send_staged(std::span<const iovec> head, const StagingPool::Chunk& chunk, std::size_t n) {
+  // An unregistered chunk goes like any memory: the base class's send_fixed is send_all of
+  // head and payload (a qualified call, so a backend's fixed-buffer path is not taken).
+  const int rc = chunk.index >= 0
+                     ? socket_->send_fixed(head, chunk.data, n, static_cast<unsigned>(chunk.index))
+                     : socket_->Socket::send_fixed(head, chunk.data, n, 0);
+  return counted(rc, iov_bytes(head) + n, 1);
+}
+
+int Connection::counted(int rc, std::size_t bytes, std::size_t messages) {
   if (rc == 0) {
-    bump(counters_.bytes_sent, iov_bytes(iov));
-    bump(counters_.messages_sent, 1);
+    bump(counters_.bytes_sent, bytes);
+    bump(counters_.messages_sent, messages);
   }
   bump(counters_.send_calls, 1);
   return rc;
@@ -65,12 +77,7 @@ void Connection::flush_posted() {
       combined_iov_.insert(combined_iov_.end(), (*it)->iov.begin(), (*it)->iov.end());
     }
     count = batch_.size();
-    rc = socket_->send_all(combined_iov_);
-    bump(counters_.send_calls, 1);
-    if (rc == 0) {
-      bump(counters_.bytes_sent, iov_bytes(combined_iov_));
-      bump(counters_.messages_sent, count);
-    }
+    rc = counted(socket_->send_all(combined_iov_), iov_bytes(combined_iov_), count);
   } catch (const std::bad_alloc&) {
     rc = -ENOMEM;  // every taken message learns it; none is left unanswered
   }

@@ -14,41 +14,16 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/wire/messages.h"
-#include "ring_handoff.h"
+#include "uring_ring.h"
 
 namespace rig::engine {
 namespace {
 
 constexpr unsigned kEntries = 2 * wire::kMaxStripes;
 
-// The calling thread's ring for striped transfers (one per thread, only that thread submits
-// and reaps it). COOP_TASKRUN: completions are run when this thread enters the kernel.
-class StripeRing {
- public:
-  StripeRing() {
-    io_uring_params p{};
-    p.flags = IORING_SETUP_COOP_TASKRUN;
-    error_ = io_uring_queue_init_params(kEntries, &ring_, &p);
-    if (error_ < 0) error_ = io_uring_queue_init(kEntries, &ring_, 0);
-    if (error_ > 0) error_ = 0;
-    detail::ring_created();
-  }
-  ~StripeRing() {
-    detail::ring_destroyed();
-    if (error_ == 0) io_uring_queue_exit(&ring_);
-  }
-  StripeRing(const StripeRing&) = delete;
-  StripeRing& operator=(const StripeRing&) = delete;
-  io_uring* get() { return error_ == 0 ? &ring_ : nullptr; }
-  int error() const { return error_; }
-
- private:
-  io_uring ring_{};
-  int error_ = 0;
-};
-
-StripeRing& stripe_ring() {
-  thread_local StripeRing ring;
+// The calling thread's ring for striped transfers (only that thread submits and reaps it).
+Ring& stripe_ring() {
+  thread_local Ring ring(Ring::Use::kPerThread, kEntries);
   return ring;
 }
 
@@ -161,7 +136,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
   if (legs.size() > sockets_.size()) return -EINVAL;
   std::uint64_t bytes = 0;
   for (const auto& l : legs) bytes += iov_bytes(l);
-  io_uring* ring = parallel_ ? stripe_ring().get() : nullptr;
+  io_uring* ring = parallel_ ? stripe_ring().raw() : nullptr;
   int first_error = 0;
   if (ring == nullptr) {
     // One stripe after the other: the peer's socket buffers hold the others meanwhile.

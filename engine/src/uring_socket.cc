@@ -10,67 +10,17 @@
 #include <cstring>
 #include <string_view>
 
+#include "rig/engine/counters.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
-#include "ring_handoff.h"
+#include "uring_ring.h"
 
 namespace rig::engine {
 namespace {
 
-using detail::ring_created;
-using detail::ring_destroyed;
-
-// One ring per thread: only its thread submits to it and reaps it, so no ring state is shared.
-class ThreadRing {
- public:
-  ThreadRing() {
-    io_uring_params p{};
-    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-    int rc = io_uring_queue_init_params(16, &ring_, &p);
-    if (rc < 0) {
-      p = io_uring_params{};
-      p.flags = IORING_SETUP_COOP_TASKRUN;
-      rc = io_uring_queue_init_params(16, &ring_, &p);
-    }
-    if (rc < 0) rc = io_uring_queue_init(16, &ring_, 0);
-    error_ = rc < 0 ? rc : 0;
-    ring_created();
-  }
-  ~ThreadRing() {
-    ring_destroyed();
-    if (error_ == 0) io_uring_queue_exit(&ring_);
-  }
-  ThreadRing(const ThreadRing&) = delete;
-  ThreadRing& operator=(const ThreadRing&) = delete;
-
-  // Runs one prepared operation to completion and returns its result.
-  template <class Prep>
-  int run(Prep prep) {
-    if (error_ != 0) return error_;
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
-    prep(sqe);
-    int rc = io_uring_submit_and_wait(&ring_, 1);
-    if (rc < 0 && rc != -EINTR) return rc;
-    io_uring_cqe* cqe = nullptr;
-    for (;;) {
-      rc = io_uring_wait_cqe(&ring_, &cqe);
-      if (rc == -EINTR) continue;
-      if (rc < 0) return rc;
-      break;
-    }
-    const int res = cqe->res;
-    io_uring_cqe_seen(&ring_, cqe);
-    return res;
-  }
-
- private:
-  io_uring ring_{};
-  int error_ = 0;
-};
-
-ThreadRing& thread_ring() {
-  thread_local ThreadRing ring;
+// One ring per receiving thread: only its thread submits to it and reaps it.
+Ring& thread_ring() {
+  thread_local Ring ring(Ring::Use::kPerThread);
   return ring;
 }
 
@@ -96,18 +46,104 @@ Backend default_backend() {
 
 const char* backend_name(Backend b) { return b == Backend::kUring ? "io_uring" : "plain"; }
 
-std::unique_ptr<Socket> make_socket(int fd, Backend backend) {
-  if (backend == Backend::kUring && uring_available()) return std::make_unique<UringSocket>(fd);
+std::unique_ptr<Socket> make_socket(int fd, Backend backend, SendOptions send) {
+  if (backend == Backend::kUring && uring_available()) return std::make_unique<UringSocket>(fd, send);
   return std::make_unique<PlainSocket>(fd);
 }
 
-UringSocket::~UringSocket() { ::close(fd_); }
+UringSocket::UringSocket(int fd, SendOptions send)
+    : fd_(fd),
+      zc_bytes_(resolve_send_zc_bytes(fd, send.zc_bytes)),
+      zc_flags_(IORING_SEND_ZC_REPORT_USAGE),
+      counters_(send.counters),
+      send_ring_(std::make_unique<Ring>(Ring::Use::kShared)) {}
 
-int UringSocket::send_all(std::span<const iovec> iov) {
+UringSocket::~UringSocket() {
+  send_ring_.reset();  // nothing is in flight: every send reaped its CQEs before returning
+  ::close(fd_);
+}
+
+// One zero-copy operation, with its result and notification reaped. Returns bytes, -errno, or
+// kRefused when the kernel will not send zero-copy (the caller sends the rest by copy).
+template <class Prep>
+long UringSocket::zc_op(Prep prep) {
+  for (;;) {
+    bool copied = false;
+    const int n = send_ring_->run_zc(
+        [&](io_uring_sqe* sqe) {
+          prep(sqe);
+          sqe->ioprio |= zc_flags_;
+        },
+        copied);
+    if (n == -EINVAL && zc_flags_ != 0) {
+      zc_flags_ = 0;  // a kernel before 6.2 knows no usage report: try once without it
+      continue;
+    }
+    if (n == -EOPNOTSUPP || n == -EINVAL || n == -ENOMEM) {
+      if (n != -ENOMEM) zc_bytes_ = 0;  // not for this socket, ever; -ENOMEM: memlock, this call
+      if (counters_ != nullptr) bump(counters_->zc_fallbacks, 1);
+      return kRefused;
+    }
+    if (n > 0 && counters_ != nullptr) {
+      bump(counters_->zc_sends, 1);
+      if (copied) bump(counters_->zc_copied, 1);
+    }
+    return n;
+  }
+}
+
+int UringSocket::send_iov(std::span<const iovec> iov, int flags) {
+  flags |= MSG_NOSIGNAL | MSG_WAITALL;
+  if (send_ring_->error() != 0) {
+    return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
+      const ssize_t n = ::sendmsg(fd_, &msg, flags & ~MSG_WAITALL);
+      return n < 0 ? -errno : n;
+    });
+  }
+  bool zc = zc_bytes_ > 0 && iov_bytes(iov) >= zc_bytes_;
   return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
-    return thread_ring().run(
-        [&](io_uring_sqe* sqe) { io_uring_prep_sendmsg(sqe, fd_, &msg, MSG_NOSIGNAL | MSG_WAITALL); });
+    if (zc && zc_bytes_ > 0) {
+      const long n = zc_op([&](io_uring_sqe* sqe) { io_uring_prep_sendmsg_zc(sqe, fd_, &msg, flags); });
+      if (n != kRefused) return n;
+      zc = false;  // the rest of this call goes by copy
+    }
+    return send_ring_->run([&](io_uring_sqe* sqe) { io_uring_prep_sendmsg(sqe, fd_, &msg, flags); });
   });
+}
+
+int UringSocket::send_all(std::span<const iovec> iov) { return send_iov(iov, 0); }
+
+int UringSocket::register_send_buffers(std::span<const iovec> bufs) {
+  if (registered_) return -EBUSY;
+  if (send_ring_->error() != 0) return -EOPNOTSUPP;
+  const int rc = send_ring_->register_buffers(bufs);
+  registered_ = rc == 0;
+  return rc;
+}
+
+int UringSocket::send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index) {
+  if (!registered_ || zc_bytes_ == 0 || iov_bytes(head) + n < zc_bytes_) {
+    return Socket::send_fixed(head, p, n, index);  // one sendmsg, by copy
+  }
+  // The header is small: by copy, corked (MSG_MORE) so that it leaves with the payload.
+  if (const int rc = send_iov(head, MSG_MORE); rc != 0) return rc;
+  const auto* at = static_cast<const char*>(p);
+  std::size_t left = n;
+  while (left > 0) {
+    const long got = zc_op([&](io_uring_sqe* sqe) {
+      io_uring_prep_send_zc_fixed(sqe, fd_, at, left, MSG_NOSIGNAL | MSG_WAITALL, 0, index);
+    });
+    if (got == kRefused) {
+      const iovec rest{const_cast<char*>(at), left};
+      return send_iov({&rest, 1}, 0);
+    }
+    if (got == -EINTR || got == -EAGAIN) continue;
+    if (got < 0) return static_cast<int>(got);
+    if (got == 0) return -EPIPE;
+    at += got;
+    left -= static_cast<std::size_t>(got);
+  }
+  return 0;
 }
 
 long UringSocket::recv_some(void* buf, std::size_t n) {

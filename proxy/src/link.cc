@@ -105,8 +105,10 @@ int wanted_stripes(const LinkOptions& options, int fd) {
   return std::clamp(n, 0, static_cast<int>(wire::kMaxStripes));
 }
 
-std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& options) {
-  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, options.backend);
+std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& options,
+                                                 engine::Counters& counters) {
+  std::unique_ptr<engine::Socket> socket =
+      engine::make_socket(fd, options.backend, {options.send_zc_bytes, &counters});
   if (options.inject_faults) {
     socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
   }
@@ -151,7 +153,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
     give_link_tag(static_cast<std::uint16_t>(tag_));
     throw;
   }
-  connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options), counters_);
+  connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options, counters_), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
   silence_ms_ = options.silence_ms;
@@ -172,7 +174,7 @@ void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& gra
       counters_);
   for (std::uint16_t i = 0; i < count; ++i) {
     const int fd = engine::tcp_connect(ep);
-    stripes_->add(make_link_socket(fd, options));  // owns the fd from here on
+    stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on
     const std::string what = "stripe " + std::to_string(i);
     const auto join = wire::frame(wire::MsgType::kJoin,
                                   wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token});

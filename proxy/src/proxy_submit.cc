@@ -29,18 +29,31 @@ ProxySlot* link_wait_slot(const Link& link, const rig_wait& w) {
   return s != nullptr && s->word == w.word ? s : nullptr;
 }
 
-// Frees staging memory on every path out of submit.
+// Where strided rows from this process's memory are packed: the connection's staging pool
+// (chunks allocated once and reused; registered buffers when memlock allows), or, when the
+// link has a StagingAllocator, memory from it for this call, freed on every path out of submit.
 struct Staging {
-  explicit Staging(const StagingAllocator& a) : alloc(a) {}
+  Staging(const StagingAllocator& a, engine::Connection& c) : alloc(a), conn(c) {}
   ~Staging() {
     if (p != nullptr) (alloc.release != nullptr ? alloc.release : mi_free)(p);
   }
-  void* get(std::size_t bytes) {
-    p = alloc.allocate != nullptr ? alloc.allocate(bytes) : mi_malloc(bytes);
-    return p;
+  // Before the turn: makes sure there is memory for `n` bytes (at most a chunk). false: none.
+  bool get(std::size_t n) {
+    static_assert(Proxy::kChunkBytes <= engine::StagingPool::kChunkBytes);
+    if (alloc.allocate == nullptr) return conn.staging().prepare(conn.counters()) == 0;
+    p = alloc.allocate(n);
+    bytes = n;
+    return p != nullptr;
+  }
+  // Holding the turn (which orders the pool's chunks): the memory to pack into.
+  engine::StagingPool::Chunk chunk() {
+    if (p != nullptr) return {static_cast<std::byte*>(p), bytes, -1};
+    return conn.staging().chunk(0, conn.socket(), conn.counters());
   }
   const StagingAllocator& alloc;
+  engine::Connection& conn;
   void* p = nullptr;
+  std::size_t bytes = 0;
 };
 
 }  // namespace
@@ -141,9 +154,10 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     if (last_in != 0 && !wait_word(word_, last_in, &slot)) return fail_submit(why, job_->fault_text());
   }
 
-  // Staging for strided rows from this process's memory, allocated for the call.
-  // Copies striped over the link's data connections need none: their rows go out in place.
-  Staging staging(link_.staging());
+  // Staging for strided rows from this process's memory: had (or known to exist) before
+  // anything is recorded or sent. Copies striped over the link's data connections need none:
+  // their rows go out in place.
+  Staging staging(link_.staging(), link_.connection());
   std::uint64_t staging_bytes = 0;
   bool striped = false;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
@@ -157,7 +171,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     }
   }
   if (staging_bytes > 0) {
-    if (staging.get(staging_bytes) == nullptr) return fail_submit(why, "out of memory for a hand-over");
+    if (!staging.get(staging_bytes)) return fail_submit(why, "out of memory for a hand-over");
   }
 
   // The handover message: header, fixed part, waits, parts, words.
@@ -302,6 +316,8 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
     rc = conn.send_combined(iov_);
   } else {
     engine::Connection::Hold hold(conn);
+    // Ours while we hold the turn; none when every part goes in place (striped, contiguous).
+    const engine::StagingPool::Chunk chunk = staging_bytes > 0 ? staging.chunk() : engine::StagingPool::Chunk{};
     const iovec msg{message_.data(), message_.size()};
     rc = conn.send_holding_turn({&msg, 1});
     for (std::uint32_t i = 0; rc == 0 && i < s.n_parts; ++i) {
@@ -323,7 +339,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
         const void* payload = src + at;
         if (!in_place) {
           // Pack the rows that [at, at + n) of the packed bytes cover.
-          std::byte* dst = static_cast<std::byte*>(staging.p);
+          std::byte* dst = chunk.data;
           std::uint64_t pos = at, left = n;
           while (left > 0) {
             const std::uint64_t row = pos / c.row_bytes, col = pos % c.row_bytes;
@@ -334,11 +350,13 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
             left -= m;
           }
           engine::bump(conn.counters().bytes_staged, n);
-          payload = staging.p;
+          payload = chunk.data;
         }
         const iovec iov[2] = {engine::to_iov(&hdr, sizeof hdr),
                               engine::to_iov(payload, n)};
-        rc = conn.send_holding_turn(iov);
+        // The chunk goes from its registered buffer if it has one; either send borrows its
+        // memory until it returns (after the notification if it went zero-copy).
+        rc = in_place ? conn.send_holding_turn(iov) : conn.send_staged({iov, 1}, chunk, n);
       }
     }
   }

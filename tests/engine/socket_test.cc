@@ -2,10 +2,13 @@
 // a lost connection, and a shutdown that wakes a blocked receive.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
+#include "rig/engine/uring_socket.h"
 #include "rig/wire/codec.h"
 
 namespace rig::engine {
@@ -25,7 +29,8 @@ struct Pair {
   std::unique_ptr<Socket> a, b;
 };
 
-Pair connected(Backend backend) {
+// A loopback pair; `a` is made with `send` (its zero-copy threshold and counters).
+Pair connected(Backend backend, SendOptions send = {}) {
   std::uint16_t port = 0;
   const int lfd = tcp_listen(Endpoint{"127.0.0.1", 0}, port);
   int afd = -1;
@@ -33,7 +38,7 @@ Pair connected(Backend backend) {
   const int cfd = tcp_connect(Endpoint{"127.0.0.1", port});
   t.join();
   ::close(lfd);
-  return {make_socket(cfd, backend), make_socket(afd, backend)};
+  return {make_socket(cfd, backend, send), make_socket(afd, backend)};
 }
 
 std::vector<char> pattern(std::size_t n, unsigned seed) {
@@ -150,6 +155,122 @@ TEST_P(SocketTest, FrameReaderRejectsABadHeaderWithAReason) {
   std::string why;
   EXPECT_EQ(reader.next(h, why), -EPROTO);
   EXPECT_NE(why.find("unknown type"), std::string::npos) << why;
+}
+
+
+// ---- Zero-copy sends (io_uring SEND_ZC) ----
+
+constexpr std::size_t kZc = 64 * 1024;
+
+class ZeroCopySend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!uring_available()) GTEST_FAIL() << "no io_uring here";
+  }
+  // Receives `n` bytes on `b` while `send` runs on this thread; returns them.
+  static std::vector<char> carry(Socket& b, std::size_t n, const std::function<void()>& send) {
+    std::vector<char> got(n);
+    std::thread reader([&] {
+      const iovec iov{got.data(), got.size()};
+      EXPECT_EQ(b.recv_all({&iov, 1}), 0);
+    });
+    send();
+    reader.join();
+    return got;
+  }
+  Counters counters_;
+};
+
+TEST_F(ZeroCopySend, OnLoopbackTheAutomaticThresholdIsOffAndAnExplicitOneIsKept) {
+  if (std::getenv("RIG_SEND_ZC_BYTES") != nullptr) GTEST_SKIP() << "RIG_SEND_ZC_BYTES is set";
+  Pair p = connected(Backend::kUring);
+  EXPECT_EQ(resolve_send_zc_bytes(p.a->fd(), kSendZcAuto), 0u);
+  EXPECT_EQ(resolve_send_zc_bytes(p.a->fd(), kZc), kZc);
+  EXPECT_EQ(dynamic_cast<UringSocket&>(*p.a).send_zc_bytes(), 0u);
+}
+
+TEST_F(ZeroCopySend, ASendAboveTheThresholdGoesZeroCopyAndEveryByteArrives) {
+  Pair p = connected(Backend::kUring, {kZc, &counters_});
+  const auto data = pattern(6 << 20, 7);
+  std::vector<iovec> out;  // many pieces: one SENDMSG_ZC per window of 64
+  for (std::size_t at = 0; at < data.size(); at += 40000) {
+    out.push_back(to_iov(data.data() + at, std::min<std::size_t>(40000, data.size() - at)));
+  }
+  const auto got = carry(*p.b, data.size(), [&] { EXPECT_EQ(p.a->send_all(out), 0); });
+  EXPECT_EQ(got, data);
+  EXPECT_GE(counters_.zc_sends.load(), 1u);
+  EXPECT_LE(counters_.zc_copied.load(), counters_.zc_sends.load());
+  EXPECT_EQ(counters_.zc_fallbacks.load(), 0u);
+  // Below the threshold: by copy.
+  const std::uint64_t zc = counters_.zc_sends.load();
+  const auto small = pattern(kZc - 1, 8);
+  const auto got_small = carry(*p.b, small.size(), [&] {
+    const iovec iov = to_iov(small.data(), small.size());
+    EXPECT_EQ(p.a->send_all({&iov, 1}), 0);
+  });
+  EXPECT_EQ(got_small, small);
+  EXPECT_EQ(counters_.zc_sends.load(), zc);
+}
+
+TEST_F(ZeroCopySend, ShortWritesEachGoZeroCopyAndStillDeliverEveryByteInOrder) {
+  Pair p = connected(Backend::kUring, {kZc, &counters_});
+  Faults f;
+  f.max_send_chunk = 100000;  // each chunk a zero-copy send of its own
+  FaultySocket a(std::move(p.a), f);
+  const auto data = pattern(1 << 20, 9);
+  const auto got = carry(*p.b, data.size(), [&] {
+    const iovec iov = to_iov(data.data(), data.size());
+    EXPECT_EQ(a.send_all({&iov, 1}), 0);
+  });
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(counters_.zc_sends.load(), (1u << 20) / 100000);  // every full chunk; the tail is small
+}
+
+TEST_F(ZeroCopySend, ASocketWithoutZeroCopyFallsBackToCopyingForGood) {
+  // Unix stream sockets do not support SEND_ZC: the kernel answers -EOPNOTSUPP.
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  auto a = make_socket(sv[0], Backend::kUring, {kZc, &counters_});
+  auto b = make_socket(sv[1], Backend::kUring);
+  for (unsigned round = 0; round < 2; ++round) {
+    const auto data = pattern(1 << 20, 10 + round);
+    const auto got = carry(*b, data.size(), [&] {
+      const iovec iov = to_iov(data.data(), data.size());
+      EXPECT_EQ(a->send_all({&iov, 1}), 0);
+    });
+    EXPECT_EQ(got, data);
+  }
+  EXPECT_EQ(counters_.zc_sends.load(), 0u);
+  EXPECT_EQ(counters_.zc_fallbacks.load(), 1u);  // refused once, then never tried again
+  EXPECT_EQ(dynamic_cast<UringSocket&>(*a).send_zc_bytes(), 0u);
+}
+
+TEST_F(ZeroCopySend, ARegisteredBufferGoesZeroCopyAboveTheThresholdAndByCopyBelowIt) {
+  Pair p = connected(Backend::kUring, {kZc, &counters_});
+  std::vector<char> buf = pattern(1 << 20, 12);
+  const iovec reg{buf.data(), buf.size()};
+  ASSERT_EQ(p.a->register_send_buffers({&reg, 1}), 0);
+  EXPECT_EQ(p.a->register_send_buffers({&reg, 1}), -EBUSY);
+  const char head[] = "head:";
+  const iovec h = to_iov(head, 5);
+  for (const std::size_t n : {std::size_t{512 << 10}, kZc / 2}) {
+    const std::uint64_t zc = counters_.zc_sends.load();
+    const auto got = carry(*p.b, 5 + n, [&] { EXPECT_EQ(p.a->send_fixed({&h, 1}, buf.data() + 4096, n, 0), 0); });
+    EXPECT_EQ(0, std::memcmp(got.data(), head, 5));
+    EXPECT_EQ(0, std::memcmp(got.data() + 5, buf.data() + 4096, n)) << n;
+    EXPECT_EQ(counters_.zc_sends.load() - zc, n >= kZc ? 1u : 0u) << n;
+  }
+}
+
+TEST_F(ZeroCopySend, ThePlainBackendHasNoRegisteredBuffersAndSendsFixedPiecesByCopy) {
+  Pair p = connected(Backend::kPlain, {kZc, &counters_});
+  std::vector<char> buf = pattern(256 << 10, 13);
+  const iovec reg{buf.data(), buf.size()};
+  EXPECT_EQ(p.a->register_send_buffers({&reg, 1}), -EOPNOTSUPP);
+  const iovec h = to_iov("x", 1);
+  const auto got = carry(*p.b, 1 + buf.size(), [&] { EXPECT_EQ(p.a->send_fixed({&h, 1}, buf.data(), buf.size(), 0), 0); });
+  EXPECT_EQ(0, std::memcmp(got.data() + 1, buf.data(), buf.size()));
+  EXPECT_EQ(counters_.zc_sends.load(), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SocketTest, ::testing::Values(Backend::kUring, Backend::kPlain),

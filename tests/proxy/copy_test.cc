@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "agent_process.h"
-#include "test_bytes.h"
+#include "random_bytes.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
 #include "rig/harness/runtime.h"

@@ -10,7 +10,7 @@
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
-#include "test_bytes.h"
+#include "random_bytes.h"
 
 namespace rig::test {
 using namespace rig::harness;

@@ -9,6 +9,7 @@
 #include "rig/engine/futex.h"
 #include "rig/engine/send_turn.h"
 #include "rig/engine/socket.h"
+#include "rig/engine/staging_pool.h"
 
 namespace rig::engine {
 
@@ -52,6 +53,14 @@ class Connection {
 
   int send_holding_turn(std::span<const iovec> iov);
 
+  // The staging pool for bytes that must be packed before they are sent (strided rows). Call
+  // staging().prepare() before taking the turn; its chunks belong to the turn holder.
+  StagingPool& staging() { return staging_; }
+  // Holding the turn: sends `head`, then the first `n` bytes of `chunk` (of staging()), as one
+  // message: from the registered buffer (zero-copy at or above the socket's threshold) when the
+  // chunk is registered, else like send_holding_turn. Borrows both until it returns.
+  int send_staged(std::span<const iovec> head, const StagingPool::Chunk& chunk, std::size_t n);
+
   Socket& socket() { return *socket_; }
   Counters& counters() { return counters_; }
   // Every call blocked on the socket returns; later sends fail.
@@ -69,7 +78,11 @@ class Connection {
   static constexpr std::uint32_t kPending = 0, kSent = 1, kFailed = 2;
   // Sends every posted message; caller holds the turn.
   void flush_posted();
+  // Counts a send's result (the turn holder) and returns it.
+  int counted(int rc, std::size_t bytes, std::size_t messages);
 
+  // Declared before the socket, so destroyed after it: the socket's ring unregisters the chunks.
+  StagingPool staging_;
   std::unique_ptr<Socket> socket_;
   Counters& counters_;
   SendTurn turn_;

@@ -15,6 +15,11 @@ struct Counters {
   std::atomic<std::uint64_t> send_calls{0};      // send_all calls (each one or more syscalls/SQEs)
   std::atomic<std::uint64_t> bytes_staged{0};    // bytes packed into staging before a send
   std::atomic<std::uint64_t> bytes_striped_out{0};  // payload bytes sent on the stripes
+  std::atomic<std::uint64_t> zc_sends{0};        // sends that went out zero-copy (SEND_ZC)
+  std::atomic<std::uint64_t> zc_copied{0};       // of those, the ones the kernel copied anyway
+  std::atomic<std::uint64_t> zc_fallbacks{0};    // zero-copy refused (memlock, unsupported): sent by copy
+  std::atomic<std::uint64_t> staging_chunks_allocated{0};  // staging pool chunks ever allocated
+  std::atomic<std::uint64_t> staging_registered_bytes{0};  // of them, registered as fixed buffers
   // Written by the receiving thread.
   alignas(64) std::atomic<std::uint64_t> bytes_received{0};
   std::atomic<std::uint64_t> messages_received{0};

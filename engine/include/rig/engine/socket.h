@@ -1,15 +1,25 @@
 // A connected stream socket behind a small interface, so that the transport can run on io_uring
 // or on plain blocking calls, and tests can inject short writes, delays and loss.
+//
+// Who may call what: the send calls (send_all, send_fixed, register_send_buffers) are made by
+// one thread at a time, and successive callers are ordered by a happens-before edge (on a
+// Connection: the holder of its send turn, whose release/acquire orders one holder after the
+// previous). The io_uring backend relies on it: its sends go through one ring per socket.
+// The receive calls are made by one thread at a time likewise (the connection's only reader).
+// shutdown() and fd() may be called by any thread at any time.
 #pragma once
 
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 
 namespace rig::engine {
+
+struct Counters;
 
 class Socket {
  public:
@@ -17,8 +27,20 @@ class Socket {
 
   // Sends every byte of `iov`, looping on partial sends. Returns 0 once the local kernel has
   // taken all of them, or -errno (-EPIPE/-ECONNRESET once the peer or a shutdown closed it).
-  // Borrows the iov's memory until it returns.
+  // Borrows the iov's memory until it returns. A zero-copy send (io_uring, at or above the
+  // socket's threshold) returns only after the kernel's notification that it no longer reads
+  // the memory, so the loan also ends at the return.
   virtual int send_all(std::span<const iovec> iov) = 0;
+
+  // Registers `bufs` as the fixed buffers of this socket's sends (buffer i = bufs[i]). Returns
+  // 0, or -errno (-EOPNOTSUPP: this backend has no registered buffers; -ENOMEM: over
+  // RLIMIT_MEMLOCK). At most once per socket. The memory must outlive the socket.
+  virtual int register_send_buffers(std::span<const iovec> bufs);
+  // Sends `head`, then the `n` bytes at `p`, which lie inside registered buffer `index`, in
+  // order as one message. Same result and loan as send_all (the loan of [p, p + n) ends with
+  // the zero-copy notification when the send went zero-copy). The default sends both with
+  // send_all.
+  virtual int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index);
 
   // Receives at least one and at most `n` bytes into `buf`. Returns the count, 0 at end of
   // stream, or -errno.
@@ -47,7 +69,27 @@ const char* backend_name(Backend b);
 // Whether io_uring rings can be set up here (probed once).
 bool uring_available();
 
+// "Pick the zero-copy threshold from the peer": see SendOptions::zc_bytes.
+inline constexpr std::size_t kSendZcAuto = SIZE_MAX;
+
+struct SendOptions {
+  // A send_all of at least this many bytes goes out zero-copy (io_uring SEND_ZC; the plain
+  // backend ignores it). 0: never. kSendZcAuto: the process default (set_send_zc_default, else
+  // RIG_SEND_ZC_BYTES if set, else off when the peer is loopback, 127.0.0.0/8 or ::1, where the
+  // kernel copies anyway, and 1 MiB otherwise).
+  std::size_t zc_bytes = kSendZcAuto;
+  // Where zero-copy sends are counted (zc_sends, zc_copied); null: nowhere. Must outlive the
+  // socket.
+  Counters* counters = nullptr;
+};
+
+// The process default for kSendZcAuto (a launcher's --send-zc-bytes); kSendZcAuto clears it.
+// Call it before connections are made.
+void set_send_zc_default(std::size_t bytes);
+// What kSendZcAuto (or any other request) means for the connected socket `fd`.
+std::size_t resolve_send_zc_bytes(int fd, std::size_t requested);
+
 // Takes ownership of the connected socket `fd`.
-std::unique_ptr<Socket> make_socket(int fd, Backend backend);
+std::unique_ptr<Socket> make_socket(int fd, Backend backend, SendOptions send = {});
 
 }  // namespace rig::engine

@@ -1,17 +1,37 @@
-// The io_uring backend. Each thread that calls it uses a ring of its own (created on first use,
-// SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them), so no ring is shared between threads:
-// the calling thread submits its SQE and reaps its own CQE.
+// The io_uring backend. Receives go through a ring per calling thread (created on first use,
+// SINGLE_ISSUER|DEFER_TASKRUN where the kernel has them): the receiving thread submits its SQE
+// and reaps its own CQE. Readiness waits use poll(2). Sends go through one ring of the socket's own, used
+// by one sender at a time (see socket.h: the turn holder), so that the socket's registered
+// buffers live on the ring that sends them and every zero-copy notification is reaped by the
+// send that caused it.
 #pragma once
+
+#include <memory>
 
 #include "rig/engine/socket.h"
 
 namespace rig::engine {
 
+class Ring;
+
 class UringSocket final : public Socket {
  public:
-  explicit UringSocket(int fd) : fd_(fd) {}
+  UringSocket(int fd, SendOptions send);
   ~UringSocket() override;
+  // At or above the zero-copy threshold, a SENDMSG_ZC that returns after its notification CQE:
+  // borrows `iov` until it returns. -EOPNOTSUPP/-EINVAL from the kernel turn zero-copy off for
+  // the socket's life, -ENOMEM (RLIMIT_MEMLOCK) for the rest of the call; either way the bytes
+  // go by copy (counted in zc_fallbacks). The notification comes once the kernel has freed the
+  // packets (the peer acknowledged them, or the connection died), so a zero-copy send waits for
+  // the peer like a send on a full socket buffer. shutdown() ends the send but not the loan of
+  // bytes already queued: with a hung peer that lasts until TCP_USER_TIMEOUT kills the
+  // connection (15 s, tcp.h), which frees the packets.
   int send_all(std::span<const iovec> iov) override;
+  int register_send_buffers(std::span<const iovec> bufs) override;
+  // `head` by copy, then [p, p + n) with SEND_ZC from the registered buffer when head + n
+  // reaches the threshold (returns after its notification CQE), else all by copy in one
+  // sendmsg.
+  int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index) override;
   long recv_some(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override;
@@ -19,8 +39,22 @@ class UringSocket final : public Socket {
   int fd() const override { return fd_; }
   const char* backend() const override { return "io_uring"; }
 
+  std::size_t send_zc_bytes() const { return zc_bytes_; }
+
  private:
-  int fd_;
+  // A result of zc_op meaning "the kernel refused zero-copy: send this by copy".
+  static constexpr long kRefused = -1'000'000;
+  int send_iov(std::span<const iovec> iov, int flags);
+  template <class Prep>
+  long zc_op(Prep prep);
+
+  const int fd_;
+  // Sender state: only the current sender touches it (ordered by the send turn, see socket.h).
+  std::size_t zc_bytes_;    // 0: no zero-copy (configured off, or the kernel refused it)
+  unsigned zc_flags_;       // IORING_SEND_ZC_REPORT_USAGE until a kernel rejects it
+  bool registered_ = false;
+  Counters* counters_;
+  std::unique_ptr<Ring> send_ring_;
 };
 
 }  // namespace rig::engine

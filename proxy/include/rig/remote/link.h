@@ -35,9 +35,9 @@ std::uint16_t take_link_tag();
 void give_link_tag(std::uint16_t tag);
 struct PendingRequest;
 
-// Where submit gets the memory it packs strided rows into (mimalloc by default). A test or an
-// embedder may supply its own; returning null makes submit answer "out of memory for a
-// hand-over".
+// Where submit gets the memory it packs strided rows into (the connection's staging pool by
+// default). A test or an embedder may supply its own, used per submit instead of the pool;
+// returning null makes submit answer "out of memory for a hand-over".
 struct StagingAllocator {
   void* (*allocate)(std::size_t bytes) = nullptr;
   void (*release)(void* p) = nullptr;
@@ -51,7 +51,14 @@ struct LinkOptions {
   // busy in one launch longer than silence_ms also fails the job: raise it for such programs.
   int keepalive_ms = 1000;
   int silence_ms = 30000;
+  // Where submit packs strided rows: unset, the connection's staging pool (reused chunks,
+  // registered as fixed buffers within RLIMIT_MEMLOCK); set, this allocator, per submit.
   StagingAllocator staging{};
+  // Sends of at least this many bytes go zero-copy (io_uring SEND_ZC, returning after the
+  // kernel's notification). engine::kSendZcAuto: RIG_SEND_ZC_BYTES if set, else off when the
+  // agent is on loopback and 1 MiB otherwise; 0: never. See docs/TUNING.md. (Striped pieces
+  // go by copy: the stripes' parallel path does not use it.)
+  std::size_t send_zc_bytes = engine::kSendZcAuto;
   // Striping: copies of at least stripe_min_bytes bytes from or into this process's memory
   // cross over `stripes` extra data connections (wire kStriped), cut in pieces of
   // max(64 KiB, 4 MiB / stripes) bytes (engine::StripeSet::send_copy), every stripe's transfer in flight at once. kAuto: none

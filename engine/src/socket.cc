@@ -1,0 +1,64 @@
+// What every backend shares: the default fixed-buffer calls and the zero-copy threshold.
+#include "rig/engine/socket.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+
+namespace rig::engine {
+namespace {
+
+// Set once by a launcher before connections are made; relaxed: a plain configuration value
+// read by later calls on threads the launcher started after setting it.
+std::atomic<std::size_t> g_zc_default{kSendZcAuto};
+
+bool peer_is_loopback(int fd) {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return false;
+  if (sa.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(sa);
+    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return in6.sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
+}
+
+}  // namespace
+
+int Socket::register_send_buffers(std::span<const iovec>) { return -EOPNOTSUPP; }
+
+int Socket::send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned) {
+  constexpr std::size_t kMaxHead = 4;
+  if (head.size() > kMaxHead) return -EINVAL;
+  iovec iov[kMaxHead + 1];
+  std::size_t k = 0;
+  for (const iovec& v : head) iov[k++] = v;
+  iov[k++] = {const_cast<void*>(p), n};
+  return send_all({iov, k});
+}
+
+void set_send_zc_default(std::size_t bytes) { g_zc_default.store(bytes, std::memory_order_relaxed); }
+
+std::size_t resolve_send_zc_bytes(int fd, std::size_t requested) {
+  if (requested != kSendZcAuto) return requested;
+  const std::size_t preset = g_zc_default.load(std::memory_order_relaxed);
+  if (preset != kSendZcAuto) return preset;
+  if (const char* env = std::getenv("RIG_SEND_ZC_BYTES"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end != nullptr && *end == '\0') return static_cast<std::size_t>(v);
+  }
+  constexpr std::size_t kRemoteDefault = std::size_t{1} << 20;  // ENGINE-NOTES: 1 MB is fine
+  return peer_is_loopback(fd) ? 0 : kRemoteDefault;
+}
+
+}  // namespace rig::engine

@@ -1,0 +1,64 @@
+#include "uring_ring.h"
+
+#if defined(RIG_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
+namespace rig::engine {
+namespace {
+
+#if defined(RIG_TSAN)
+// liburing maps a ring's memory with raw syscalls that ThreadSanitizer does not see, so when a
+// ring is unmapped and a later ring lands at the same address, TSan takes the two rings for one
+// memory shared without synchronisation. This object orders every ring's teardown before every
+// later ring's set-up, as the kernel's munmap/mmap does.
+char g_ring_handoff;
+inline void ring_created() { __tsan_acquire(&g_ring_handoff); }
+inline void ring_destroyed() { __tsan_release(&g_ring_handoff); }
+#else
+inline void ring_created() {}
+inline void ring_destroyed() {}
+#endif
+
+}  // namespace
+
+Ring::Ring(Use use, unsigned entries) {
+  io_uring_params p{};
+  int rc = -EINVAL;
+  if (use == Use::kPerThread) {
+    p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    rc = io_uring_queue_init_params(entries, &ring_, &p);
+  }
+  if (rc < 0) {
+    p = io_uring_params{};
+    p.flags = IORING_SETUP_COOP_TASKRUN;
+    rc = io_uring_queue_init_params(entries, &ring_, &p);
+  }
+  if (rc < 0) rc = io_uring_queue_init(entries, &ring_, 0);
+  error_ = rc < 0 ? rc : 0;
+  ring_created();
+}
+
+Ring::~Ring() {
+  ring_destroyed();
+  if (error_ == 0) io_uring_queue_exit(&ring_);  // also unregisters its fixed buffers
+}
+
+int Ring::submit() {
+  const int rc = io_uring_submit_and_wait(&ring_, 1);
+  return rc < 0 && rc != -EINTR ? rc : 0;
+}
+
+int Ring::wait(io_uring_cqe*& cqe) {
+  for (;;) {
+    const int rc = io_uring_wait_cqe(&ring_, &cqe);
+    if (rc != -EINTR) return rc;
+  }
+}
+
+int Ring::register_buffers(std::span<const iovec> bufs) {
+  if (error_ != 0) return error_;
+  return io_uring_register_buffers(&ring_, bufs.data(), static_cast<unsigned>(bufs.size()));
+}
+
+}  // namespace rig::engine
