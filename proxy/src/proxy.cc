@@ -240,6 +240,14 @@ std::uint64_t Proxy::signaled() const {
 void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + std::chrono::milliseconds(still_ms);
+  // A short poll first (as UCX's busy polling, but yielding the core): a word that moves within
+  // about a loopback round trip is seen without the receiving thread's futex wake and this
+  // thread's reschedule. Bounded, so a long wait still sleeps.
+  const auto spin_until = std::min(deadline, clock::now() + std::chrono::microseconds(kSpinUs));
+  while (clock::now() < spin_until) {
+    if (signaled() != seen) return;
+    std::this_thread::yield();
+  }
   for (;;) {
     const std::uint32_t events = slot_->events.current();
     if (signaled() != seen) return;

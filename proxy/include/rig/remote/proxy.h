@@ -136,6 +136,8 @@ class Proxy {
   static constexpr std::uint64_t kRoomBytes = 64ull << 20;
   // Payload bytes per kBytes message of a copy from this process's memory.
   static constexpr std::uint64_t kChunkBytes = 4ull << 20;
+  // sleep() polls the word this long before it waits on the futex.
+  static constexpr int kSpinUs = 50;
 
   // Internal: made by Device::make.
   Proxy(Link& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word);
