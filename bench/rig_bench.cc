@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   Settings s;
   std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
   std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;
-  bool quick = false, handover_bytes = false;
+  bool quick = false, handover_bytes = false, handovers_only = false;
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
   std::int64_t send_zc_bytes = -1;
@@ -74,6 +74,8 @@ int main(int argc, char** argv) {
                  "1 MiB otherwise, RIG_SEND_ZC_BYTES overrides); see docs/TUNING.md")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
+  app.add_flag("--handovers-only", handovers_only,
+               "only the tiny-handover figures (for profiling them: perf record -e cpu-clock -g)");
   app.add_flag("--quick", quick,
                "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
   app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
@@ -156,7 +158,7 @@ int main(int argc, char** argv) {
     {
       Fixture fx(link, 1, s.region_bytes());
       CloseOnError close_on_error(*job);
-      bench_copies(fx, s, report);
+      if (!handovers_only) bench_copies(fx, s, report);
       bench_handovers(fx, s, report);
     }
     const CounterSnapshot totals = CounterSnapshot::of(link.counters());
