@@ -106,6 +106,40 @@ Outcome one_value_against(const std::function<void(int, std::uint64_t)>& reports
   return out;
 }
 
+TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobCloses) {
+  // The agent answers the alloc, then reads nothing until the test ends: the client's send of
+  // 64 MiB fills the socket buffers (about 10 MB on loopback) and blocks in the kernel.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  struct Release {
+    std::promise<void>& p;
+    ~Release() { p.set_value(); }  // on every path out: the fake agent's thread must end
+  };
+  FakeAgent agent(1, [released](int fd) {
+    answer_next_request(fd);
+    released.wait();
+    drain(fd);
+  });
+  Release release_at_end{release};
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64u << 20);
+  ASSERT_TRUE(region.has_value());
+  std::vector<std::byte> up(64u << 20, std::byte{1});
+  Work w;
+  w.to_device(up.data(), *region, 0, up.size());
+  auto submitted = std::async(std::launch::async, [&] { return dev.submit(w); });
+  EXPECT_EQ(submitted.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "the submit finished although the agent read nothing";
+  job->close();  // shuts the connection down: the blocked send returns
+  ASSERT_EQ(submitted.wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "submit still blocked after the job's close";
+  const Driven::Submitted s = submitted.get();
+  EXPECT_EQ(s.rc, RIG_FAILED);
+  EXPECT_NE(s.why.find("closed"), std::string::npos) << s.why;
+}
+
 TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
   std::vector<std::byte> buf(256, std::byte{0xaa});
   const Outcome o = one_value_against(
