@@ -112,8 +112,10 @@ bool Session::stripes_ready() {
   if (stripe_token_ == 0) return false;
   std::vector<std::unique_ptr<engine::Socket>> sockets;
   if (!StripeRegistry::instance().take(stripe_token_, sockets, stripe_min_bytes_)) return false;
+  // The agent's zero-copy threshold (--send-zc-bytes, else off towards loopback) for pieces too.
   stripes_ = std::make_unique<engine::StripeSet>(
-      config_.backend == engine::Backend::kUring && engine::uring_available(), counters_);
+      config_.backend == engine::Backend::kUring && engine::uring_available(), counters_,
+      engine::resolve_send_zc_bytes(sockets.front()->fd(), engine::kSendZcAuto));
   for (auto& socket : sockets) stripes_->add(std::move(socket));
   return true;
 }

@@ -1,13 +1,11 @@
 // What every backend shares: the default fixed-buffer calls and the zero-copy threshold.
 #include "rig/engine/socket.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+
+#include "rig/engine/tcp.h"
 
 namespace rig::engine {
 namespace {
@@ -15,22 +13,6 @@ namespace {
 // Set once by a launcher before connections are made; relaxed: a plain configuration value
 // read by later calls on threads the launcher started after setting it.
 std::atomic<std::size_t> g_zc_default{kSendZcAuto};
-
-bool peer_is_loopback(int fd) {
-  sockaddr_storage sa{};
-  socklen_t len = sizeof sa;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return false;
-  if (sa.ss_family == AF_INET) {
-    const auto& in = reinterpret_cast<const sockaddr_in&>(sa);
-    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
-  }
-  if (sa.ss_family == AF_INET6) {
-    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
-    if (IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return in6.sin6_addr.s6_addr[12] == 127;
-  }
-  return false;
-}
 
 }  // namespace
 

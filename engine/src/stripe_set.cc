@@ -34,6 +34,8 @@ struct Leg {
   iovec window[IovCursor::kWindow]{};
   msghdr msg{};
   bool in_flight = false;
+  bool zc = false;     // the SQE in flight is a zero-copy send
+  bool no_zc = false;  // this transfer's leg goes by copy (memlock refused a zero-copy send)
 };
 
 }  // namespace
@@ -148,6 +150,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
     // On the stack (about 1 KiB a leg): no allocation per transfer.
     std::array<std::optional<Leg>, wire::kMaxStripes> state;
     std::size_t in_flight = 0;
+    std::size_t notifications = 0;  // zero-copy sends whose memory the kernel still reads
     for (;;) {
       if (first_error == 0) {
         for (std::size_t i = 0; i < legs.size(); ++i) {
@@ -158,7 +161,12 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
           leg.msg = msghdr{};
           leg.msg.msg_iov = leg.window;
           leg.msg.msg_iovlen = leg.cursor.window(leg.window);
-          if (sending) {
+          leg.zc = sending && !leg.no_zc && zc_bytes_ > 0 &&
+                   iov_bytes({leg.window, leg.msg.msg_iovlen}) >= zc_bytes_;
+          if (leg.zc) {
+            io_uring_prep_sendmsg_zc(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
+            sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+          } else if (sending) {
             io_uring_prep_sendmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
           } else {
             io_uring_prep_recvmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_WAITALL);
@@ -169,7 +177,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
           ++in_flight;
         }
       }
-      if (in_flight == 0) break;
+      if (in_flight == 0 && notifications == 0) break;
       const int rc = io_uring_submit_and_wait(ring, 1);
       if (rc < 0 && rc != -EINTR) {
         // The ring itself failed: the SQEs already in flight still borrow the legs, so end
@@ -181,10 +189,26 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
       while (io_uring_peek_cqe(ring, &cqe) == 0) {
         const std::size_t i = io_uring_cqe_get_data64(cqe);
         const int res = cqe->res;
+        const unsigned flags = cqe->flags;
         io_uring_cqe_seen(ring, cqe);
+        if ((flags & IORING_CQE_F_NOTIF) != 0) {
+          // The kernel no longer reads a zero-copy send's memory.
+          --notifications;
+          if ((static_cast<unsigned>(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) bump(counters_.zc_copied, 1);
+          continue;
+        }
         Leg& leg = *state[i];
         leg.in_flight = false;
         --in_flight;
+        if (leg.zc && (flags & IORING_CQE_F_MORE) != 0) ++notifications;
+        if (leg.zc && (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOMEM)) {
+          // Refused: this leg again by copy; for good unless it was memlock (-ENOMEM).
+          bump(counters_.zc_fallbacks, 1);
+          if (res == -ENOMEM) leg.no_zc = true;
+          else zc_bytes_ = 0;
+          continue;
+        }
+        if (leg.zc && res > 0) bump(counters_.zc_sends, 1);
         if (res == -EINTR || res == -EAGAIN) continue;
         if (res <= 0) {
           if (first_error == 0) {

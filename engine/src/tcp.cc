@@ -61,12 +61,19 @@ void set_job_options(int fd) {
 }
 
 bool peer_is_loopback(int fd) {
-  sockaddr_in sa{};
+  sockaddr_storage sa{};
   socklen_t len = sizeof sa;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0 || sa.sin_family != AF_INET) {
-    return false;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return false;
+  if (sa.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(sa);
+    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
   }
-  return (ntohl(sa.sin_addr.s_addr) >> 24) == 127;
+  if (sa.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
+    if (IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return true;
+    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return in6.sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port) {

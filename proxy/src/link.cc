@@ -145,7 +145,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
       if (!wire::decode({reinterpret_cast<const std::byte*>(g.data()), h.length}, grant, why)) {
         throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
       }
-      join_stripes(ep, grant, stripes, options);
+      join_stripes(ep, grant, stripes, options, fd);
     }
   } catch (...) {
     stripes_.reset();
@@ -163,7 +163,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
 }
 
 void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
-                        const LinkOptions& options) {
+                        const LinkOptions& options, int job_fd) {
   const auto count = static_cast<std::uint16_t>(std::min<std::uint32_t>(wanted, grant.max_stripes));
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
   const auto min_kib = static_cast<std::uint32_t>(
@@ -171,7 +171,7 @@ void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& gra
   stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
   stripes_ = std::make_unique<engine::StripeSet>(
       options.backend == engine::Backend::kUring && !options.inject_faults && engine::uring_available(),
-      counters_);
+      counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
   for (std::uint16_t i = 0; i < count; ++i) {
     const int fd = engine::tcp_connect(ep);
     stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on

@@ -132,6 +132,25 @@ TEST_P(StripeTest, ShortWritesAndReadsOnEveryConnectionStillLandExact) {
   EXPECT_FALSE(job->failed()) << job->fault_text();
 }
 
+TEST_P(StripeTest, PiecesAboveTheZeroCopyThresholdGoZeroCopyAndLandExact) {
+  auto job = Job::create();
+  remote::LinkOptions o = options(2);
+  o.send_zc_bytes = 64 * 1024;  // forced on loopback, where the kernel then copies anyway
+  remote::Link& link = job->connect(agent_->endpoint(), o);
+  ASSERT_EQ(link.stripes(), 2u);
+  Driven dev(link, 1);
+  round_trip(dev, 1, (6u << 20) + 3, (6u << 20) + 3, 12);
+  round_trip(dev, 400, 8192, 12288, 13);
+  if (GetParam() == engine::Backend::kUring) {
+    // 6 MiB + 3 and 3.1 MiB: pieces of 2 MiB, each one zero-copy send (or more, if short).
+    EXPECT_GE(link.counters().zc_sends.load(), 5u);
+    EXPECT_EQ(link.counters().zc_copied.load(), link.counters().zc_sends.load()) << "loopback copies";
+  } else {
+    EXPECT_EQ(link.counters().zc_sends.load(), 0u);  // the plain backend never sends zero-copy
+  }
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+}
+
 TEST_P(StripeTest, AStripeLostMidCopyFailsTheJobWithItsReason) {
   auto job = Job::create();
   remote::LinkOptions o = options(2);

@@ -24,7 +24,11 @@ class StripeSet {
   // parallel: move the stripes' bytes with io_uring, every stripe's transfer in flight at once
   // and punted to the kernel's workers (IOSQE_ASYNC), so several cores copy; otherwise one
   // stripe after the other through the Socket interface (the plain backend, fault injection).
-  StripeSet(bool parallel, Counters& counters) : parallel_(parallel), counters_(counters) {}
+  // zc_bytes: in the parallel path, a stripe's send of at least this many bytes goes zero-copy
+  // (SENDMSG_ZC; the transfer then returns only after every notification); 0: never. Resolve it
+  // as the job's connection does (resolve_send_zc_bytes: off towards loopback).
+  StripeSet(bool parallel, Counters& counters, std::size_t zc_bytes = 0)
+      : parallel_(parallel), counters_(counters), zc_bytes_(zc_bytes) {}
 
   void add(std::unique_ptr<Socket> socket) { sockets_.push_back(std::move(socket)); }
   std::size_t size() const { return sockets_.size(); }
@@ -79,6 +83,8 @@ class StripeSet {
   std::array<wire::Framed<wire::Bytes>, wire::kMaxStripes> received_headers_{};
   bool parallel_;
   Counters& counters_;
+  // Written only by the sending side (the turn holder): a kernel that refuses zero-copy sets 0.
+  std::size_t zc_bytes_;
   std::vector<std::unique_ptr<Socket>> sockets_;
 };
 

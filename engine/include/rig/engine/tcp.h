@@ -32,7 +32,8 @@ int tcp_accept(int listen_fd);
 int tcp_connect(const Endpoint& ep);
 // TCP_NODELAY, keepalive, user timeout.
 void set_job_options(int fd);
-// Whether the connected socket's peer is this machine's loopback (127.0.0.0/8): the defaults
+// Whether the connected socket's peer is this machine's loopback (127.0.0.0/8, ::1, or a
+// v4-mapped 127.x): the defaults
 // of SEND_ZC and striping differ there (the kernel copies anyway; one core carries both ends).
 bool peer_is_loopback(int fd);
 

@@ -56,8 +56,8 @@ struct LinkOptions {
   StagingAllocator staging{};
   // Sends of at least this many bytes go zero-copy (io_uring SEND_ZC, returning after the
   // kernel's notification). engine::kSendZcAuto: RIG_SEND_ZC_BYTES if set, else off when the
-  // agent is on loopback and 1 MiB otherwise; 0: never. See docs/TUNING.md. (Striped pieces
-  // go by copy: the stripes' parallel path does not use it.)
+  // agent is on loopback and 1 MiB otherwise; 0: never. See docs/TUNING.md. Striped pieces
+  // follow it too (io_uring backend).
   std::size_t send_zc_bytes = engine::kSendZcAuto;
   // Striping: copies of at least stripe_min_bytes bytes from or into this process's memory
   // cross over `stripes` extra data connections (wire kStriped), cut in pieces of
@@ -169,7 +169,7 @@ class Link {
                                  std::string& why);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
   void join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
-                    const LinkOptions& options);
+                    const LinkOptions& options, int job_fd);
   void end_receiver();
 
   Job& job_;
