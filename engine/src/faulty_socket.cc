@@ -45,6 +45,11 @@ long FaultySocket::recv_some(void* buf, std::size_t n) {
   return inner_->recv_some(buf, n);
 }
 
+long FaultySocket::recv_ready(void* buf, std::size_t n) {
+  if (faults_.max_recv_chunk > 0 && n > faults_.max_recv_chunk) n = faults_.max_recv_chunk;
+  return inner_->recv_ready(buf, n);
+}
+
 int FaultySocket::recv_all(std::span<const iovec> iov) {
   if (faults_.max_recv_chunk == 0) return inner_->recv_all(iov);
   IovCursor cur(iov);

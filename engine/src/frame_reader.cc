@@ -31,20 +31,32 @@ int FrameReader::fill(std::size_t at_least) {
     begin_ -= shift;
     end_ = begin_ + left;
   }
+  // How much the next read may take: all the buffer has room for, or, while a large copy into
+  // this process is expected (the probe, asked right before each read, so a copy recorded before
+  // its bytes can arrive is always seen), only up to the next header so its payload can go
+  // straight into place.
+  auto room = [&] {
+    const std::size_t all = kBufferBytes - end_;
+    return probe_ && probe_() ? std::min(all, std::max(at_least, kExactWindow) - (end_ - begin_)) : all;
+  };
   while (end_ - begin_ < at_least) {
-    std::size_t want = kBufferBytes - end_;
+    long got = -EAGAIN;
     if (probe_ || on_idle_) {
-      std::int64_t silent_ms = 0;
-      for (;;) {
-        const int rc = socket_.wait_readable(on_idle_ ? idle_interval_ms_ : -1);
-        if (rc == 0) break;
-        if (rc != -ETIME) return rc;
-        silent_ms += idle_interval_ms_;
-        if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
+      // What is there already, without the readiness wait: one system call, not two, while
+      // the stream is busy.
+      got = socket_.recv_ready(buffer_.get() + end_, room());
+      if (got == -EAGAIN) {
+        std::int64_t silent_ms = 0;
+        for (;;) {
+          const int rc = socket_.wait_readable(on_idle_ ? idle_interval_ms_ : -1);
+          if (rc == 0) break;
+          if (rc != -ETIME) return rc;
+          silent_ms += idle_interval_ms_;
+          if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
+        }
       }
-      if (probe_ && probe_()) want = std::min(want, std::max(at_least, kExactWindow) - (end_ - begin_));
     }
-    const long got = socket_.recv_some(buffer_.get() + end_, want);
+    if (got == -EAGAIN) got = socket_.recv_some(buffer_.get() + end_, room());
     if (got < 0) return static_cast<int>(got);
     if (got == 0) return end_ == begin_ ? 1 : -ECONNRESET;
     end_ += static_cast<std::size_t>(got);

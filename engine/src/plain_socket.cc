@@ -27,6 +27,14 @@ long PlainSocket::recv_some(void* buf, std::size_t n) {
   }
 }
 
+long PlainSocket::recv_ready(void* buf, std::size_t n) {
+  for (;;) {
+    const ssize_t got = ::recv(fd_, buf, n, MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    return got < 0 ? (errno == EWOULDBLOCK ? -EAGAIN : -errno) : got;
+  }
+}
+
 int PlainSocket::recv_all(std::span<const iovec> iov) {
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
     const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);

@@ -146,6 +146,15 @@ int UringSocket::send_fixed(std::span<const iovec> head, const void* p, std::siz
   return 0;
 }
 
+long UringSocket::recv_ready(void* buf, std::size_t n) {
+  for (;;) {
+    const int got = thread_ring().run(
+        [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, fd_, buf, n, MSG_DONTWAIT); });
+    if (got == -EINTR) continue;
+    return got;
+  }
+}
+
 long UringSocket::recv_some(void* buf, std::size_t n) {
   for (;;) {
     const int got = thread_ring().run(

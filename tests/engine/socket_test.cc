@@ -55,6 +55,22 @@ class SocketTest : public ::testing::TestWithParam<Backend> {
   }
 };
 
+TEST_P(SocketTest, RecvReadyTakesWhatIsThereAndNeverWaits) {
+  Pair p = connected(GetParam());
+  char buf[64];
+  EXPECT_EQ(p.b->recv_ready(buf, sizeof buf), -EAGAIN);  // nothing sent yet: no wait
+  const char msg[] = "ready";
+  const iovec iov{const_cast<char*>(msg), sizeof msg};
+  ASSERT_EQ(p.a->send_all({&iov, 1}), 0);
+  ASSERT_EQ(p.b->wait_readable(5000), 0);
+  EXPECT_EQ(p.b->recv_ready(buf, sizeof buf), static_cast<long>(sizeof msg));
+  EXPECT_STREQ(buf, "ready");
+  EXPECT_EQ(p.b->recv_ready(buf, sizeof buf), -EAGAIN);
+  p.a->shutdown();
+  ASSERT_EQ(p.b->wait_readable(5000), 0);
+  EXPECT_EQ(p.b->recv_ready(buf, sizeof buf), 0);  // end of stream
+}
+
 TEST_P(SocketTest, ScatterSendGatherReceiveIsExact) {
   Pair p = connected(GetParam());
   const auto data = pattern(3 << 20, 1);

@@ -23,6 +23,7 @@ class FaultySocket final : public Socket {
       : inner_(std::move(inner)), faults_(faults) {}
   int send_all(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
+  long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override { return inner_->wait_readable(timeout_ms); }
   void shutdown() override { inner_->shutdown(); }

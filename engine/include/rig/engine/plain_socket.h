@@ -15,6 +15,7 @@ class PlainSocket final : public Socket {
   ~PlainSocket() override;
   int send_all(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
+  long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override;
   void shutdown() override;

@@ -46,6 +46,11 @@ class Socket {
   // stream, or -errno.
   virtual long recv_some(void* buf, std::size_t n) = 0;
 
+  // Receives what is there now, without waiting: the count (at most n), 0 at end of stream,
+  // -EAGAIN when nothing is there, or -errno. A reader that would otherwise first wait for
+  // readiness tries this first: on a busy stream it saves that wait's system call.
+  virtual long recv_ready(void* buf, std::size_t n) = 0;
+
   // Fills every byte of `iov`. Returns 0, -ECONNRESET at end of stream, or -errno.
   virtual int recv_all(std::span<const iovec> iov) = 0;
 

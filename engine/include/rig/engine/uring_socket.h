@@ -33,6 +33,7 @@ class UringSocket final : public Socket {
   // sendmsg.
   int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index) override;
   long recv_some(void* buf, std::size_t n) override;
+  long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override;
   void shutdown() override;
