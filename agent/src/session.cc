@@ -4,12 +4,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <spdlog/spdlog.h>
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
+#include "rig/engine/tcp.h"
 #include "stripe_registry.h"
 
 namespace rig::agent {
@@ -83,10 +86,11 @@ Session::~Session() {
 
 bool Session::join(const wire::FrameHeader& h, std::string& why) {
   alignas(8) std::byte body[sizeof(wire::Join)];
-  if (h.length != sizeof body || ::recv(fd_, body, sizeof body, MSG_WAITALL) != static_cast<ssize_t>(sizeof body)) {
-    why = "connection closed in its join";
+  if (h.length != sizeof body) {
+    why = "join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof body);
     return false;
   }
+  if (!recv_first_frame(body, sizeof body, "join", why)) return false;
   wire::Join j{};
   if (!wire::decode(body, j, why)) return false;
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
@@ -118,11 +122,6 @@ bool Session::stripes_ready() {
       engine::resolve_send_zc_bytes(sockets.front()->fd(), engine::kSendZcAuto));
   for (auto& socket : sockets) stripes_->add(std::move(socket));
   return true;
-}
-
-void Session::shutdown() {
-  if (connection_) connection_->shutdown();
-  else ::shutdown(fd_, SHUT_RDWR);
 }
 
 bool Session::send_frame(std::span<const iovec> iov) {
@@ -159,31 +158,32 @@ void Session::send_failure(const std::string& why) {
   }
 }
 
+bool Session::recv_first_frame(void* buf, std::size_t n, const char* what, std::string& why) {
+  // The first frame of a connection, header and body, within kHelloTimeoutMs in all: a peer
+  // that connects and stalls holds none of the agent's threads for longer.
+  const int rc = engine::recv_within(fd_, buf, n, kHelloTimeoutMs);
+  if (rc == -ETIME) why = std::string("no complete ") + what + " within " + std::to_string(kHelloTimeoutMs) + " ms";
+  else if (rc != 0) why = std::string("connection closed in its ") + what;
+  return rc == 0;
+}
+
 bool Session::handshake(std::string& why) {
-  pollfd pfd{fd_, POLLIN, 0};
-  if (::poll(&pfd, 1, kHelloTimeoutMs) <= 0) {
-    why = "no hello within " + std::to_string(kHelloTimeoutMs) + " ms";
-    return false;
-  }
   wire::FrameHeader h{};
-  if (::recv(fd_, &h, sizeof h, MSG_WAITALL) != static_cast<ssize_t>(sizeof h)) {
-    why = "connection closed before its hello";
-    return false;
-  }
+  if (!recv_first_frame(&h, sizeof h, "first frame (hello or join)", why)) return false;
   if (const char* bad = wire::check_header(h)) {
     why = std::string("bad hello frame: ") + bad;
     return false;
   }
-  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kJoin)) return join(h, why);
+  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kJoin)) {
+    is_join_ = true;  // a data connection, whatever becomes of it: not a job
+    return join(h, why);
+  }
   if (h.type != static_cast<std::uint16_t>(wire::MsgType::kHello) || h.length != sizeof(wire::Hello)) {
     why = std::string("expected hello, got ") + wire::type_name(h.type);
     return false;
   }
   alignas(8) std::byte body[sizeof(wire::Hello)];
-  if (::recv(fd_, body, sizeof body, MSG_WAITALL) != static_cast<ssize_t>(sizeof body)) {
-    why = "connection closed in its hello";
-    return false;
-  }
+  if (!recv_first_frame(body, sizeof body, "hello", why)) return false;
   wire::Hello hello{};
   if (!wire::decode(body, hello, why)) return false;
 
@@ -226,10 +226,10 @@ bool Session::handshake(std::string& why) {
 bool Session::run() {
   std::string why;
   if (!handshake(why)) {
-    spdlog::warn("{} from {}: {}", joined_ || fd_ < 0 ? "data connection" : "job", peer_, why);
+    spdlog::warn("{} from {}: {}", is_join_ ? "data connection" : "job", peer_, why);
     if (fd_ >= 0 || connection_) send_failure(why);
     if (!connection_ && fd_ >= 0) ::close(fd_);
-    return !joined_ && fd_ >= 0;
+    return !is_join_;
   }
   if (joined_) return false;  // a stripe of a job: that job's session uses it
   spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, devices_.size(),
@@ -652,6 +652,10 @@ bool Session::receive_striped(const wire::FrameHeader& fh, const wire::HandoverV
   }
   wire::Striped st{};
   if (!wire::decode(body, st, why)) return false;
+  if (stripe_token_ == 0) {
+    why = "striped bytes in a job that was granted no stripes";
+    return false;
+  }
   if (!stripes_ready()) {
     why = "striped bytes before all of the job's stripes joined";
     return false;
@@ -668,7 +672,7 @@ bool Session::receive_striped(const wire::FrameHeader& fh, const wire::HandoverV
                                                    c.rows == 1 ? c.row_bytes : c.dst_pitch, why)
                           : stripes_->recv_striped(st, p.staged.get(), c.row_bytes, c.row_bytes, why);
   if (rc != 0) {
-    if (rc != -EPROTO) why = "a stripe was lost in a handover's bytes";
+    if (rc != -EPROTO && rc != -ENOMEM) why = "a stripe was lost in a handover's bytes";
     return false;
   }
   length = st.length;

@@ -40,8 +40,6 @@ class Session {
   // Runs the job until it closes or fails; then everything the job held is freed. Returns
   // false when the connection was not a job's (a stripe joining one, or refused as such).
   bool run();
-  // Ends run() from another thread (the agent's shutdown).
-  void shutdown();
   const engine::Counters& counters() const { return counters_; }
 
  private:
@@ -81,6 +79,8 @@ class Session {
   };
 
   bool handshake(std::string& why);
+  // Reads n bytes of the connection's first frame, all within kHelloTimeoutMs.
+  bool recv_first_frame(void* buf, std::size_t n, const char* what, std::string& why);
   // The first frame was a kJoin: attach this connection to its job as a stripe.
   bool join(const wire::FrameHeader& h, std::string& why);
   // Whether the job's stripes have all joined (then stripes_ is set; checked once they are).
@@ -121,6 +121,7 @@ class Session {
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
   bool joined_ = false;               // this connection was a stripe: no job runs on it
+  bool is_join_ = false;              // its first frame was a kJoin (joined or refused)
   std::uint64_t stripe_token_ = 0;    // the job's token in the StripeRegistry (0: no striping)
   std::unique_ptr<engine::StripeSet> stripes_;
   std::uint64_t stripe_min_bytes_ = 0;  // the client's threshold for striped copies into it

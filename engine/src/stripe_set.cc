@@ -120,12 +120,15 @@ int StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t ro
     if (std::memcmp(&received_headers_[i], &sc.headers[i], sizeof sc.headers[i]) != 0) {
       const wire::Framed<wire::Bytes>& got = received_headers_[i];
       const wire::Bytes& want = sc.headers[i].msg;
-      why = "stripe " + std::to_string(i) + " carried " + wire::type_name(got.header.type) +
-            " (device " + std::to_string(got.msg.device) + ", value " + std::to_string(got.msg.value) +
-            ", part " + std::to_string(got.msg.part) + ", offset " + std::to_string(got.msg.offset) +
-            ", length " + std::to_string(got.msg.length) + ") where the piece at offset " +
-            std::to_string(want.offset) + " of " + std::to_string(want.length) + " bytes was announced";
-      shutdown();
+      const bool bytes = got.header.type == static_cast<std::uint16_t>(wire::MsgType::kBytes);
+      why = "stripe " + std::to_string(i) + " carried " +
+            (bytes ? "bytes (device " + std::to_string(got.msg.device) + ", value " +
+                         std::to_string(got.msg.value) + ", part " + std::to_string(got.msg.part) +
+                         ", offset " + std::to_string(got.msg.offset) + ", length " +
+                         std::to_string(got.msg.length) + ", frame length " + std::to_string(got.header.length) + ")"
+                   : std::string("a frame of type ") + std::to_string(got.header.type)) +
+            " where the piece at offset " + std::to_string(want.offset) + " of " +
+            std::to_string(want.length) + " bytes was announced";
       return -EPROTO;
     }
   }
@@ -178,7 +181,20 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
         }
       }
       if (in_flight == 0 && notifications == 0) break;
-      const int rc = io_uring_submit_and_wait(ring, 1);
+      int rc = 0;
+      if (silence_ms_ > 0 && !sending && first_error == 0) {
+        __kernel_timespec ts{silence_ms_ / 1000, (silence_ms_ % 1000) * 1'000'000LL};
+        io_uring_cqe* ignored = nullptr;
+        rc = io_uring_submit_and_wait_timeout(ring, &ignored, 1, &ts, nullptr);
+        if (rc == -ETIME) {
+          // No stripe moved for silence_ms: end every leg (they return) and fail.
+          first_error = -ETIMEDOUT;
+          shutdown();
+          continue;
+        }
+      } else {
+        rc = io_uring_submit_and_wait(ring, 1);
+      }
       if (rc < 0 && rc != -EINTR) {
         // The ring itself failed: the SQEs already in flight still borrow the legs, so end
         // every stripe's transfer and wait for them.

@@ -3,10 +3,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <stdexcept>
 #include <system_error>
 
@@ -58,6 +61,26 @@ void set_job_options(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
+}
+
+int recv_within(int fd, void* buf, std::size_t n, int timeout_ms) {
+  auto* p = static_cast<char*>(buf);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (n > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return -errno;
+    if (ready == 0) return -ETIME;
+    const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got < 0) return -errno;
+    if (got == 0) return -ECONNRESET;
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return 0;
 }
 
 bool peer_is_loopback(int fd) {

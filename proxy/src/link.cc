@@ -25,47 +25,29 @@ namespace {
 
 constexpr int kHandshakeTimeoutMs = 10000;
 
-// Receives exactly n bytes on a blocking fd within the handshake's time, or throws.
-void handshake_recv(int fd, void* buf, std::size_t n, const std::string& endpoint) {
-  auto* p = static_cast<char*>(buf);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kHandshakeTimeoutMs);
-  while (n > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd pfd{fd, POLLIN, 0};
-    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
-    if (ready == 0) {
-      throw std::runtime_error("handshake with agent " + endpoint + ": no answer within " +
-                               std::to_string(kHandshakeTimeoutMs) + " ms");
-    }
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint);
-    }
-    const ssize_t got = ::recv(fd, p, n, MSG_DONTWAIT);
-    if (got == 0) {
-      throw std::runtime_error("handshake with agent " + endpoint + ": connection closed");
-    }
-    if (got < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      throw std::system_error(errno, std::generic_category(), "handshake with agent " + endpoint);
-    }
-    p += got;
-    n -= static_cast<std::size_t>(got);
+// Receives exactly n bytes on a blocking fd within the handshake's time, or throws naming
+// `what` (the handshake, or a stripe's join).
+void handshake_recv(int fd, void* buf, std::size_t n, const std::string& what, const std::string& endpoint) {
+  const int rc = engine::recv_within(fd, buf, n, kHandshakeTimeoutMs);
+  if (rc == -ETIME) {
+    throw std::runtime_error(what + " with agent " + endpoint + ": no answer within " +
+                             std::to_string(kHandshakeTimeoutMs) + " ms");
   }
+  if (rc == -ECONNRESET) throw std::runtime_error(what + " with agent " + endpoint + ": connection closed");
+  if (rc != 0) throw std::system_error(-rc, std::generic_category(), what + " with agent " + endpoint);
 }
 
 // Reads one frame of the handshake on the blocking fd: its header and its body (8-byte aligned).
 // A kFailure is the agent's refusal: thrown with its text; any type but `want` is an error.
 std::vector<std::uint64_t> handshake_frame(int fd, wire::MsgType want, wire::FrameHeader& h,
                                            const std::string& what, const std::string& endpoint) {
-  handshake_recv(fd, &h, sizeof h, endpoint);
+  handshake_recv(fd, &h, sizeof h, what, endpoint);
   if (const char* bad = wire::check_header(h)) {
     throw std::runtime_error(what + " with agent " + endpoint + ": " + bad);
   }
   if (h.type == static_cast<std::uint16_t>(wire::MsgType::kFailure) && h.length <= 8 + wire::kMaxText) {
     std::vector<std::uint64_t> body((h.length + 7) / 8);
-    handshake_recv(fd, body.data(), h.length, endpoint);
+    handshake_recv(fd, body.data(), h.length, what, endpoint);
     wire::FailureView f;
     std::string why;
     if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
@@ -80,7 +62,7 @@ std::vector<std::uint64_t> handshake_frame(int fd, wire::MsgType want, wire::Fra
                              wire::type_name(h.type));
   }
   std::vector<std::uint64_t> body((h.length + 7) / 8);
-  handshake_recv(fd, body.data(), h.length, endpoint);
+  handshake_recv(fd, body.data(), h.length, what, endpoint);
   return body;
 }
 
@@ -172,6 +154,9 @@ void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& gra
   stripes_ = std::make_unique<engine::StripeSet>(
       options.backend == engine::Backend::kUring && !options.inject_faults && engine::uring_available(),
       counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
+  // The receiving thread is inside a striped receive, where the idle watch cannot run: the
+  // same silence bound applies there.
+  stripes_->set_silence_ms(options.silence_ms);
   for (std::uint16_t i = 0; i < count; ++i) {
     const int fd = engine::tcp_connect(ep);
     stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on

@@ -193,8 +193,13 @@ bool Link::on_striped(const wire::Striped& st, std::string& why) {
   ClientCopy* c = expect_copy(st.device, st.part, st.value, st.offset, st.length, "striped bytes", why);
   if (c == nullptr) return false;
   if (const int rc = stripes_->recv_striped(st, c->base, c->row_bytes, c->pitch, why); rc != 0) {
-    why = rc == -EPROTO ? "protocol violation by the agent: " + why
-                        : std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc);
+    if (rc == -EPROTO) {
+      why = "protocol violation by the agent: " + why;
+    } else if (rc == -ETIMEDOUT) {
+      why = "the agent sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
+    } else if (rc != -ENOMEM) {  // -ENOMEM: recv_striped said so
+      why = std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc);
+    }
     return false;
   }
   landed(*slot(st.device), *c, st.length);

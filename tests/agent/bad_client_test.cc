@@ -42,6 +42,15 @@ class BadClient : public ::testing::Test {
     p.copy.dst_pitch = bytes;
     return p;
   }
+  // Allocates object 5 and hands over a copy of 1 MiB from the client into it, announcing its
+  // bytes as striped (kStriped), whatever the job was granted.
+  static void send_striped_copy(RawClient& c) {
+    alloc(c, 5, 1u << 20);
+    wire::Side client{};
+    client.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+    send_handover(c, 1, 1, {copy_part(client, object(5), 1u << 20)});
+    send_msg(c.fd(), wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 1u << 20, 1u << 19});
+  }
   static wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
     wire::Side s{};
     s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
@@ -88,20 +97,37 @@ TEST_F(BadClient, AJoinWithAnUnknownTokenIsRefused) {
 
 TEST_F(BadClient, StripedBytesBeforeTheStripesJoinedFailTheJob) {
   RawClient c(agent_.endpoint());
-  c.hello();  // offers no striping: the agent grants none
-  alloc(c, 5, 1u << 20);
-  wire::Part part{};
-  part.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-  part.queue = 1;
-  part.copy.src.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-  part.copy.dst = object(5);
-  part.copy.rows = 1;
-  part.copy.row_bytes = 1u << 20;
-  part.copy.src_pitch = part.copy.dst_pitch = 1u << 20;
-  send_handover(c, 1, 1, {part});
-  send_msg(c.fd(), wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 1u << 20, 1u << 19});
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHello,
+                       wire::Hello{wire::kMagic, wire::kVersion, 0, wire::kFeatureStripes, 0}));
+  RawFrame welcome, grant;
+  ASSERT_TRUE(read_frame(c.fd(), welcome));
+  ASSERT_TRUE(read_frame(c.fd(), grant));
+  ASSERT_EQ(grant.header.type, static_cast<std::uint16_t>(wire::MsgType::kStripeGrant));
+  send_striped_copy(c);
   const std::string why = c.failure_text();
   EXPECT_NE(why.find("striped bytes before all of the job's stripes joined"), std::string::npos) << why;
+}
+
+TEST(AgentJobs, AMalformedJoinIsNotCountedAsAJob) {
+  AgentProcess agent({"--jobs", "1"});
+  {
+    RawClient c(agent.endpoint());
+    wire::Join bad{0, wire::kVersion, 0, 1, 0, 1024, 77};  // bad magic: refused by the codec
+    send_msg(c.fd(), wire::MsgType::kJoin, bad);
+    EXPECT_NE(c.failure_text().find("join"), std::string::npos);
+  }
+  // The agent still serves its one job (it would have exited had the join counted).
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  EXPECT_EQ(link.accounts().front().id, 0u);
+}
+
+TEST_F(BadClient, StripedBytesInAJobGrantedNoStripesFailTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();  // offers no striping: the agent grants none
+  send_striped_copy(c);
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("striped bytes in a job that was granted no stripes"), std::string::npos) << why;
 }
 
 TEST_F(BadClient, WrongProtocolVersionIsRefused) {

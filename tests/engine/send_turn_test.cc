@@ -11,6 +11,7 @@
 #include "rig/engine/connection.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/tcp.h"
+#include "socket_pair.h"
 
 namespace rig::engine {
 namespace {
@@ -31,16 +32,10 @@ std::uint32_t checksum(const std::vector<std::uint8_t>& v) {
 void concurrent_senders_never_interleave(bool combined) {
   for (Backend backend : {Backend::kUring, Backend::kPlain}) {
     if (backend == Backend::kUring && !uring_available()) continue;
-    std::uint16_t port = 0;
-    const int lfd = tcp_listen(Endpoint{"127.0.0.1", 0}, port);
-    int afd = -1;
-    std::thread acc([&] { afd = tcp_accept(lfd); });
-    const int cfd = tcp_connect(Endpoint{"127.0.0.1", port});
-    acc.join();
-    ::close(lfd);
+    Pair pair = connected(backend);
     Counters counters;
-    Connection conn(make_socket(cfd, backend), counters);
-    auto rx = make_socket(afd, backend);
+    Connection conn(std::move(pair.a), counters);
+    auto rx = std::move(pair.b);
 
     constexpr std::uint32_t kThreads = 4, kMessages = 400;
     std::vector<std::thread> senders;

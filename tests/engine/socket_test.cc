@@ -21,25 +21,10 @@
 #include "rig/engine/tcp.h"
 #include "rig/engine/uring_socket.h"
 #include "rig/wire/codec.h"
+#include "socket_pair.h"
 
 namespace rig::engine {
 namespace {
-
-struct Pair {
-  std::unique_ptr<Socket> a, b;
-};
-
-// A loopback pair; `a` is made with `send` (its zero-copy threshold and counters).
-Pair connected(Backend backend, SendOptions send = {}) {
-  std::uint16_t port = 0;
-  const int lfd = tcp_listen(Endpoint{"127.0.0.1", 0}, port);
-  int afd = -1;
-  std::thread t([&] { afd = tcp_accept(lfd); });
-  const int cfd = tcp_connect(Endpoint{"127.0.0.1", port});
-  t.join();
-  ::close(lfd);
-  return {make_socket(cfd, backend, send), make_socket(afd, backend)};
-}
 
 std::vector<char> pattern(std::size_t n, unsigned seed) {
   std::vector<char> v(n);

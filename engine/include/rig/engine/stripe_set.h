@@ -31,6 +31,10 @@ class StripeSet {
       : parallel_(parallel), counters_(counters), zc_bytes_(zc_bytes) {}
 
   void add(std::unique_ptr<Socket> socket) { sockets_.push_back(std::move(socket)); }
+  // In the parallel path, a receive in which no stripe brings a byte for this long fails with
+  // -ETIMEDOUT (and shuts the set down); 0: no bound. Sends wait as the job's connection does;
+  // the one-by-one path relies on TCP's timeouts.
+  void set_silence_ms(int ms) { silence_ms_ = ms; }
   std::size_t size() const { return sockets_.size(); }
   Socket& at(std::size_t i) { return *sockets_[i]; }
 
@@ -50,7 +54,8 @@ class StripeSet {
   int send_striped(const wire::Striped& s, const void* base, std::uint64_t row_bytes,
                    std::uint64_t pitch);
   // recv_striped: the reader's side. The payload lands straight in place; then every piece's
-  // header must be the one `s` announced, or it returns -EPROTO with `why`.
+  // header must be the one `s` announced, or it returns -EPROTO with `why` (the set is left
+  // open: the caller fails the job with that reason first, which closes it).
   int recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
                    std::uint64_t pitch, std::string& why);
 
@@ -85,6 +90,7 @@ class StripeSet {
   Counters& counters_;
   // Written only by the sending side (the turn holder): a kernel that refuses zero-copy sets 0.
   std::size_t zc_bytes_;
+  int silence_ms_ = 0;  // set before the first transfer
   std::vector<std::unique_ptr<Socket>> sockets_;
 };
 

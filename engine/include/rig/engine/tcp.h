@@ -1,6 +1,7 @@
 // TCP set-up: listening, connecting, and the options every connection of a job carries.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,9 @@ int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port);
 int tcp_accept(int listen_fd);
 // Connects to `ep`; returns the fd with the job options set; throws std::system_error.
 int tcp_connect(const Endpoint& ep);
+// Receives exactly n bytes on a blocking socket within timeout_ms in all (a handshake's first
+// frames). Returns 0, -ETIME once the time is up, -ECONNRESET at end of stream, or -errno.
+int recv_within(int fd, void* buf, std::size_t n, int timeout_ms);
 // TCP_NODELAY, keepalive, user timeout.
 void set_job_options(int fd);
 // Whether the connected socket's peer is this machine's loopback (127.0.0.0/8, ::1, or a
