@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -42,58 +43,50 @@ std::string json_number(double v) {
   return buf;
 }
 
+// Every counter the bench reports, with its JSON name, in JSON order: the one list that
+// CounterSnapshot::of, operator- and the JSON writer go through.
+struct CounterField {
+  const char* name;
+  std::atomic<std::uint64_t> engine::Counters::*live;
+  std::uint64_t CounterSnapshot::*copy;
+};
+constexpr CounterField kCounterFields[] = {
+    {"bytes_sent", &engine::Counters::bytes_sent, &CounterSnapshot::bytes_sent},
+    {"messages_sent", &engine::Counters::messages_sent, &CounterSnapshot::messages_sent},
+    {"send_calls", &engine::Counters::send_calls, &CounterSnapshot::send_calls},
+    {"bytes_staged", &engine::Counters::bytes_staged, &CounterSnapshot::bytes_staged},
+    {"zc_sends", &engine::Counters::zc_sends, &CounterSnapshot::zc_sends},
+    {"zc_copied", &engine::Counters::zc_copied, &CounterSnapshot::zc_copied},
+    {"bytes_received", &engine::Counters::bytes_received, &CounterSnapshot::bytes_received},
+    {"messages_received", &engine::Counters::messages_received, &CounterSnapshot::messages_received},
+    {"payload_bytes_copied", &engine::Counters::payload_bytes_copied, &CounterSnapshot::payload_bytes_copied},
+    {"payload_bytes_direct", &engine::Counters::payload_bytes_direct, &CounterSnapshot::payload_bytes_direct},
+    {"bytes_striped_out", &engine::Counters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
+    {"bytes_striped_in", &engine::Counters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
+};
+
 void write_counters(std::ostream& o, const CounterSnapshot& c, const char* indent) {
-  o << "{\n"
-    << indent << "  \"bytes_sent\": " << c.bytes_sent << ",\n"
-    << indent << "  \"messages_sent\": " << c.messages_sent << ",\n"
-    << indent << "  \"send_calls\": " << c.send_calls << ",\n"
-    << indent << "  \"bytes_staged\": " << c.bytes_staged << ",\n"
-    << indent << "  \"zc_sends\": " << c.zc_sends << ",\n"
-    << indent << "  \"zc_copied\": " << c.zc_copied << ",\n"
-    << indent << "  \"bytes_received\": " << c.bytes_received << ",\n"
-    << indent << "  \"messages_received\": " << c.messages_received << ",\n"
-    << indent << "  \"payload_bytes_copied\": " << c.payload_bytes_copied << ",\n"
-    << indent << "  \"payload_bytes_direct\": " << c.payload_bytes_direct << ",\n"
-    << indent << "  \"bytes_striped_out\": " << c.bytes_striped_out << ",\n"
-    << indent << "  \"bytes_striped_in\": " << c.bytes_striped_in << "\n"
-    << indent << "}";
+  o << "{";
+  const char* sep = "\n";
+  for (const CounterField& f : kCounterFields) {
+    o << sep << indent << "  \"" << f.name << "\": " << c.*f.copy;
+    sep = ",\n";
+  }
+  o << "\n" << indent << "}";
 }
 
 }  // namespace
 
 CounterSnapshot CounterSnapshot::of(const engine::Counters& c) {
-  // relaxed: statistics only (the counters order nothing).
-  constexpr auto r = std::memory_order_relaxed;
   CounterSnapshot s;
-  s.bytes_sent = c.bytes_sent.load(r);
-  s.messages_sent = c.messages_sent.load(r);
-  s.send_calls = c.send_calls.load(r);
-  s.bytes_staged = c.bytes_staged.load(r);
-  s.zc_sends = c.zc_sends.load(r);
-  s.zc_copied = c.zc_copied.load(r);
-  s.bytes_received = c.bytes_received.load(r);
-  s.messages_received = c.messages_received.load(r);
-  s.payload_bytes_copied = c.payload_bytes_copied.load(r);
-  s.payload_bytes_direct = c.payload_bytes_direct.load(r);
-  s.bytes_striped_out = c.bytes_striped_out.load(r);
-  s.bytes_striped_in = c.bytes_striped_in.load(r);
+  // relaxed: statistics only (the counters order nothing).
+  for (const CounterField& f : kCounterFields) s.*f.copy = (c.*f.live).load(std::memory_order_relaxed);
   return s;
 }
 
 CounterSnapshot CounterSnapshot::operator-(const CounterSnapshot& e) const {
   CounterSnapshot d;
-  d.bytes_sent = bytes_sent - e.bytes_sent;
-  d.messages_sent = messages_sent - e.messages_sent;
-  d.send_calls = send_calls - e.send_calls;
-  d.bytes_staged = bytes_staged - e.bytes_staged;
-  d.zc_sends = zc_sends - e.zc_sends;
-  d.zc_copied = zc_copied - e.zc_copied;
-  d.bytes_received = bytes_received - e.bytes_received;
-  d.messages_received = messages_received - e.messages_received;
-  d.payload_bytes_copied = payload_bytes_copied - e.payload_bytes_copied;
-  d.payload_bytes_direct = payload_bytes_direct - e.payload_bytes_direct;
-  d.bytes_striped_out = bytes_striped_out - e.bytes_striped_out;
-  d.bytes_striped_in = bytes_striped_in - e.bytes_striped_in;
+  for (const CounterField& f : kCounterFields) d.*f.copy = this->*f.copy - e.*f.copy;
   return d;
 }
 

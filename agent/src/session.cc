@@ -588,8 +588,12 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
       }
       engine::bump(counters_.bytes_staged, total);
     }
-    std::uint64_t got = 0;
-    while (got < total) {
+    // Where the part's packed bytes go: straight into the destination's rows, or end to end
+    // into staging.
+    const Rows into{p.landed ? p.dst.memory->data() + p.dst.offset : p.staged.get(), c.row_bytes,
+                    p.landed && c.rows > 1 ? c.dst_pitch : c.row_bytes};
+    Expected next{h.fixed.device, h.fixed.value, static_cast<std::uint32_t>(i), 0, total};
+    while (next.got < total) {
       wire::FrameHeader fh{};
       int rc = reader_->next(fh, why);
       if (rc != 0) {
@@ -598,8 +602,8 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
       }
       if (fh.type == static_cast<std::uint16_t>(wire::MsgType::kStriped)) {
         std::uint64_t length = 0;
-        if (!receive_striped(fh, h, static_cast<std::uint32_t>(i), p, got, length, why)) return false;
-        got += length;
+        if (!receive_striped(fh, next, into, length, why)) return false;
+        next.got += length;
         continue;
       }
       if (fh.type != static_cast<std::uint16_t>(wire::MsgType::kBytes)) {
@@ -614,37 +618,21 @@ bool Session::receive_client_bytes(const wire::HandoverView& h, PendingHandover&
         if (rc != 0) why = "connection lost in a handover's bytes";
         return false;
       }
-      if (b.device != h.fixed.device || b.value != h.fixed.value || b.part != i || b.offset != got ||
-          b.length > total - got) {
-        why = "bytes (device " + std::to_string(b.device) + ", value " + std::to_string(b.value) +
-              ", part " + std::to_string(b.part) + ", offset " + std::to_string(b.offset) +
-              ", length " + std::to_string(b.length) + ") do not continue part " +
-              std::to_string(i) + " at offset " + std::to_string(got) + " of " + std::to_string(total);
-        return false;
-      }
-      // Straight into the destination's rows that [got, got + length) of the packed bytes
-      // cover, or into staging.
+      if (!next.continued_by("bytes", b.device, b.value, b.part, b.offset, b.length, why)) return false;
       recv_iov_.clear();
-      if (p.landed) {
-        engine::append_rows(recv_iov_, p.dst.memory->data() + p.dst.offset, c.row_bytes,
-                            c.rows == 1 ? c.row_bytes : c.dst_pitch, got, b.length);
-      } else {
-        recv_iov_.push_back({p.staged.get() + got, b.length});
-      }
+      engine::append_rows(recv_iov_, into.base, into.row_bytes, into.pitch, next.got, b.length);
       if (reader_->payload(recv_iov_) != 0) {
         why = "connection lost in a handover's bytes";
         return false;
       }
-      got += b.length;
+      next.got += b.length;
     }
   }
   return true;
 }
 
-bool Session::receive_striped(const wire::FrameHeader& fh, const wire::HandoverView& h,
-                              std::uint32_t i, PendingPart& p, std::uint64_t got,
+bool Session::receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
                               std::uint64_t& length, std::string& why) {
-  const wire::CopyPart& c = p.part.copy;
   std::span<const std::byte> body;
   if (reader_->body(fh.length, body) != 0) {
     why = "connection lost in a handover's bytes";
@@ -660,23 +648,23 @@ bool Session::receive_striped(const wire::FrameHeader& fh, const wire::HandoverV
     why = "striped bytes before all of the job's stripes joined";
     return false;
   }
-  if (st.device != h.fixed.device || st.value != h.fixed.value || st.part != i || st.offset != got ||
-      st.length > wire::packed_bytes(c) - got) {
-    why = "striped bytes (device " + std::to_string(st.device) + ", value " + std::to_string(st.value) +
-          ", part " + std::to_string(st.part) + ", offset " + std::to_string(st.offset) + ", length " +
-          std::to_string(st.length) + ") do not continue part " + std::to_string(i) + " at offset " +
-          std::to_string(got) + " of " + std::to_string(wire::packed_bytes(c));
-    return false;
-  }
-  const int rc = p.landed ? stripes_->recv_striped(st, p.dst.memory->data() + p.dst.offset, c.row_bytes,
-                                                   c.rows == 1 ? c.row_bytes : c.dst_pitch, why)
-                          : stripes_->recv_striped(st, p.staged.get(), c.row_bytes, c.row_bytes, why);
-  if (rc != 0) {
+  if (!next.continued_by("striped bytes", st.device, st.value, st.part, st.offset, st.length, why)) return false;
+  if (const int rc = stripes_->recv_striped(st, into.base, into.row_bytes, into.pitch, why); rc != 0) {
     if (rc != -EPROTO && rc != -ENOMEM) why = "a stripe was lost in a handover's bytes";
     return false;
   }
   length = st.length;
   return true;
+}
+
+bool Session::Expected::continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,
+                                     std::uint64_t offset, std::uint64_t length, std::string& why) const {
+  if (d == device && v == value && pt == part && offset == got && length <= total - got) return true;
+  why = std::string(what) + " (device " + std::to_string(d) + ", value " + std::to_string(v) + ", part " +
+        std::to_string(pt) + ", offset " + std::to_string(offset) + ", length " + std::to_string(length) +
+        ") do not continue part " + std::to_string(part) + " at offset " + std::to_string(got) + " of " +
+        std::to_string(total);
+  return false;
 }
 
 bool Session::run_ready(std::string& why) {

@@ -85,9 +85,26 @@ class Session {
   bool join(const wire::FrameHeader& h, std::string& why);
   // Whether the job's stripes have all joined (then stripes_ is set; checked once they are).
   bool stripes_ready();
-  // Receives a kStriped announcement's pieces into part i of a handover (the bytes [got, ...)).
-  bool receive_striped(const wire::FrameHeader& fh, const wire::HandoverView& h, std::uint32_t i,
-                       PendingPart& p, std::uint64_t got, std::uint64_t& length, std::string& why);
+  // The next bytes from the client that a copy part of a handover expects: what a kBytes or a
+  // kStriped must continue exactly (else `why` names both).
+  struct Expected {
+    std::uint32_t device;
+    std::uint64_t value;
+    std::uint32_t part;
+    std::uint64_t got;    // packed bytes received so far
+    std::uint64_t total;  // packed bytes of the part
+    bool continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,
+                      std::uint64_t offset, std::uint64_t length, std::string& why) const;
+  };
+  // Where a part's packed bytes land: packed byte k at base + (k / row_bytes) * pitch + k % row_bytes.
+  struct Rows {
+    std::byte* base;
+    std::uint64_t row_bytes;
+    std::uint64_t pitch;
+  };
+  // Receives a kStriped announcement (its header read) and its pieces into `into`.
+  bool receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
+                       std::uint64_t& length, std::string& why);
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);

@@ -8,6 +8,7 @@
 
 #include "proxy_slot.h"
 #include "rig/engine/iov_cursor.h"
+#include "rig/engine/packed_rows.h"
 #include "rig/remote/proxy.h"
 #include "rig/wire/codec.h"
 
@@ -339,16 +340,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
         const void* payload = src + at;
         if (!in_place) {
           // Pack the rows that [at, at + n) of the packed bytes cover.
-          std::byte* dst = chunk.data;
-          std::uint64_t pos = at, left = n;
-          while (left > 0) {
-            const std::uint64_t row = pos / c.row_bytes, col = pos % c.row_bytes;
-            const std::uint64_t m = std::min(left, c.row_bytes - col);
-            std::memcpy(dst, src + row * c.src_pitch + col, m);
-            dst += m;
-            pos += m;
-            left -= m;
-          }
+          engine::pack_rows(chunk.data, src, c.row_bytes, c.src_pitch, at, n);
           engine::bump(conn.counters().bytes_staged, n);
           payload = chunk.data;
         }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "agent_process.h"
@@ -18,6 +19,16 @@ using namespace rig::harness;
 namespace {
 
 using remote::Job;
+
+// The first n bytes of regions x and y, read back into this process in one handover.
+std::pair<std::vector<std::byte>, std::vector<std::byte>> read_back(Driven& dev, const remote::Region& x,
+                                                                   const remote::Region& y, std::size_t n) {
+  std::vector<std::byte> got_x(n), got_y(n);
+  Work back;
+  back.to_host(x, 0, got_x.data(), n).to_host(y, 0, got_y.data(), n);
+  dev.wait(dev.run(back));
+  return {std::move(got_x), std::move(got_y)};
+}
 
 class CopyTest : public ::testing::TestWithParam<engine::Backend> {
  protected:
@@ -158,10 +169,7 @@ TEST_P(CopyTest, AnEarlierPartStillReadsTheDestinationsOldBytes) {
   Work w;
   w.between(*x, 0, *y, 0, kBytes).to_device(new_bytes.data(), *x, 0, kBytes);
   dev.wait(dev.run(w));
-  std::vector<std::byte> got_x(kBytes), got_y(kBytes);
-  Work back;
-  back.to_host(*x, 0, got_x.data(), kBytes).to_host(*y, 0, got_y.data(), kBytes);
-  dev.wait(dev.run(back));
+  const auto [got_x, got_y] = read_back(dev, *x, *y, kBytes);
   EXPECT_EQ(got_y, old_bytes);
   EXPECT_EQ(got_x, new_bytes);
 }
@@ -190,10 +198,7 @@ TEST_P(CopyTest, PendingEarlierWorkStillReadsTheDestinationsOldBytes) {
   open.between(*g, 0, *g, 0, 64);
   gate.wait(gate.run(open));
   dev.wait(v);
-  std::vector<std::byte> got_x(kBytes), got_y(kBytes);
-  Work back;
-  back.to_host(*x, 0, got_x.data(), kBytes).to_host(*y, 0, got_y.data(), kBytes);
-  dev.wait(dev.run(back));
+  const auto [got_x, got_y] = read_back(dev, *x, *y, kBytes);
   EXPECT_EQ(got_y, old_bytes);
   EXPECT_EQ(got_x, new_bytes);
   EXPECT_EQ(link_->counters().bytes_staged.load(), staged0);  // the client staged nothing
