@@ -40,6 +40,12 @@ int main(int argc, char** argv) {
   app.add_option("--instruction-budget", config.instruction_budget,
                  "instructions one launch of a words part may run before it faults")
       ->capture_default_str();
+  std::string sim_completion = "now";
+  app.add_option("--sim-completion", sim_completion,
+                 "when simulated devices report a value done: now, or later (from the executor's "
+                 "next poll, as an asynchronous device such as a GPU's stream does)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"now", "later"}));
   app.add_option("--backend", backend, "socket backend: auto, uring or plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
@@ -61,6 +67,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("rig-agent");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (sim_completion == "later") config.sim_completion = rig::agent::SimCompletion::kLater;
   if (backend == "uring") config.backend = rig::engine::Backend::kUring;
   if (backend == "plain") config.backend = rig::engine::Backend::kPlain;
   if (send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(send_zc_bytes));

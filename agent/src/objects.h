@@ -1,39 +1,24 @@
-// The agent's objects of one job: device memory (and mappings of it), loaded images.
+// A job's object table: the memory it allocated or mapped on the agent's devices and the
+// images it loaded, by the job's ids (Link.fresh). Requests (alloc, map_peer, image, entry,
+// prepare) and releases land here; pending work holds its own references, so a released object
+// lives until the work submitted before its release no longer needs it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "device.h"
 #include "rig/program/program.h"
+#include "rig/wire/messages.h"
 
 namespace rig::agent {
-
-// What a job may still allocate on one device; returned as memory is freed.
-struct Budget {
-  std::uint64_t left = 0;
-};
-
-// Bytes of a device's memory, in host RAM (simulated devices and the host alike). Freed, and
-// given back to the budget, when the last object or pending work that names it lets go.
-class Memory {
- public:
-  Memory(std::uint64_t bytes, std::shared_ptr<Budget> budget);
-  ~Memory();
-  Memory(const Memory&) = delete;
-  Memory& operator=(const Memory&) = delete;
-  bool ok() const { return data_ != nullptr; }
-  std::byte* data() const { return data_; }
-  std::uint64_t bytes() const { return bytes_; }
-
- private:
-  std::byte* data_ = nullptr;
-  std::uint64_t bytes_ = 0;
-  std::shared_ptr<Budget> budget_;
-};
 
 struct Object {
   std::uint32_t device = 0;  // the device it is mapped for
@@ -43,12 +28,51 @@ struct Object {
 // An entry made by entry/prepare: the function and its launch's scratch, made once.
 struct EntryState {
   std::uint32_t function = 0;
-  std::unique_ptr<Memory> scratch;  // may be null for a function with no scratch
+  std::shared_ptr<Memory> scratch;  // null for a function with no scratch
 };
 
 struct ImageObject {
   std::shared_ptr<const program::Image> image;
   std::map<std::uint32_t, std::shared_ptr<EntryState>> entries;  // by function index
+};
+
+// The answer to a request: a status, a value and a reason text.
+struct Answer {
+  wire::AnswerStatus status = wire::AnswerStatus::kOk;
+  std::uint64_t value = 0;
+  std::string text;
+};
+
+class ObjectTable final : public program::Objects {
+ public:
+  explicit ObjectTable(const std::vector<std::unique_ptr<Device>>& devices) : devices_(devices) {}
+
+  // Each request (its device checked by the caller) gives an answer, or returns false with
+  // `why` when the client broke the protocol (an id that exists already), which fails the job.
+  bool alloc(const wire::Request& q, Answer& a, std::string& why);
+  bool map_peer(const wire::Request& q, Answer& a, std::string& why);
+  bool load_image(const wire::Request& q, std::span<const std::byte> binary, Answer& a, std::string& why);
+  // entry and prepare: makes the entry of function `name` of image q.object once.
+  Answer entry(const wire::Request& q, std::string_view name);
+  // A release of an object or an image; false (with why) for one that does not exist.
+  bool release(const wire::Release& r, std::string& why);
+
+  const Object* object(std::uint64_t id) const;
+  std::shared_ptr<ImageObject> image(std::uint64_t id) const;
+  // Everything goes: the job ended.
+  void clear();
+
+  // rig.program's view: a buffer word is the low 32 bits of an object id; host memory only.
+  std::span<std::byte> resolve(std::uint32_t word) override;
+
+ private:
+  bool exists(std::uint64_t id) const { return objects_.count(id) != 0 || images_.count(id) != 0; }
+  void add(std::uint64_t id, Object o);
+
+  const std::vector<std::unique_ptr<Device>>& devices_;
+  std::unordered_map<std::uint64_t, Object> objects_;
+  std::unordered_map<std::uint32_t, std::uint64_t> by_word_;  // low 32 bits of ids
+  std::unordered_map<std::uint64_t, std::shared_ptr<ImageObject>> images_;
 };
 
 }  // namespace rig::agent

@@ -1,5 +1,7 @@
 #include "server.h"
 
+#include "session.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>

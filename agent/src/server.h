@@ -6,7 +6,7 @@
 #include <string>
 
 #include "rig/engine/tcp.h"
-#include "session.h"
+#include "config.h"
 
 namespace rig::agent {
 

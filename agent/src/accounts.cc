@@ -1,0 +1,38 @@
+#include "accounts.h"
+
+#include <algorithm>
+
+#include "device_host.h"
+#include "device_sim.h"
+
+namespace rig::agent {
+
+std::vector<std::unique_ptr<Device>> open_devices(const AgentConfig& config) {
+  const std::uint32_t n = std::min(config.devices, wire::kMaxDevices - 1);
+  const std::uint64_t all = n >= 63 ? ~0ull : ((2ull << n) - 1);
+  // Simulated devices share host RAM: each reaches every other, unless one is told to act as a
+  // device that does not (to exercise peer = false).
+  const std::uint64_t isolated = config.isolated != 0 ? (1ull << config.isolated) : 0;
+  std::vector<std::unique_ptr<Device>> devices;
+  devices.push_back(std::make_unique<HostDevice>(config.host_budget, all & ~isolated));
+  const Completion completion =
+      config.sim_completion == SimCompletion::kLater ? Completion::kLater : Completion::kDone;
+  for (std::uint32_t i = 1; i <= n; ++i) {
+    const std::uint64_t reach = i == config.isolated ? (1ull << i) : (all & ~isolated);
+    devices.push_back(std::make_unique<SimDevice>(i, config.device_budget, reach, completion));
+  }
+  return devices;
+}
+
+std::vector<wire::Account> accounts_of(const std::vector<std::unique_ptr<Device>>& devices) {
+  std::vector<wire::Account> accounts;
+  accounts.reserve(devices.size());
+  for (const auto& d : devices) accounts.push_back(d->account());
+  return accounts;
+}
+
+bool reaches(const std::vector<std::unique_ptr<Device>>& devices, std::uint32_t a, std::uint32_t b) {
+  return (devices[std::max(a, b)]->account().reaches >> std::min(a, b)) & 1;
+}
+
+}  // namespace rig::agent

@@ -1,0 +1,216 @@
+#include "executor.h"
+
+#include <cassert>
+
+namespace rig::agent {
+
+Executor::Executor(const std::vector<std::unique_ptr<Device>>& devices, ObjectTable& objects,
+                   StagingPool& staging, Reports& reports, std::uint64_t instruction_budget)
+    : devices_(devices),
+      objects_(objects),
+      staging_(staging),
+      reports_(reports),
+      instruction_budget_(instruction_budget),
+      lanes_(devices.size()) {}
+
+bool Executor::check_value(std::uint32_t device, std::uint64_t value, std::string& why) const {
+  assert(device < lanes_.size());
+  if (value > lanes_[device].received) return true;
+  why = "handover value " + std::to_string(value) + " of device " + std::to_string(device) +
+        " is not above the previous one (" + std::to_string(lanes_[device].received) + ")";
+  return false;
+}
+
+void Executor::accept(PendingHandover ho) {
+  Lane& lane = lanes_[ho.device];
+  assert(ho.value > lane.received);
+  lane.received = ho.value;
+  lane.queue.push_back(std::move(ho));
+}
+
+bool Executor::runs_at_once(const std::vector<wire::Wait>& waits) const {
+  for (const Lane& l : lanes_) {
+    if (!l.queue.empty() || !l.running.empty()) return false;
+  }
+  for (const wire::Wait& w : waits) {
+    if (lanes_[w.device].done < w.value) return false;
+  }
+  return true;
+}
+
+bool Executor::ready(const PendingHandover& ho) const {
+  for (const wire::Wait& w : ho.waits) {
+    if (lanes_[w.device].done < w.value) return false;
+  }
+  return true;
+}
+
+bool Executor::run_ready(std::string& why) {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
+      Lane& lane = lanes_[dev];
+      // Only this device's queue waits for a handover that is not ready.
+      while (!lane.queue.empty() && (lane.queue.front().next_part > 0 || ready(lane.queue.front()))) {
+        bool finished = false;
+        if (!run_front(dev, finished, why)) return false;
+        if (!finished) break;  // waits for the device's earlier work: poll() resumes it
+        progress = true;
+      }
+    }
+  }
+  return true;
+}
+
+bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why) {
+  Lane& lane = lanes_[device];
+  Device& d = *devices_[device];
+  PendingHandover& ho = lane.queue.front();
+  while (ho.next_part < ho.parts.size()) {
+    bool blocked = false;
+    if (!run_part(d, ho, ho.next_part, blocked, why)) return false;
+    if (blocked) return true;
+    ++ho.next_part;
+  }
+  finished = true;
+  const Completion c = d.finish(ho.value);
+  if (c == Completion::kLater || !lane.running.empty()) {
+    // Reported by a later poll; a value done at once behind running ones waits its turn.
+    ho.completed = c == Completion::kDone;
+    lane.running.push_back(std::move(lane.queue.front()));
+    lane.queue.pop_front();
+    return true;
+  }
+  PendingHandover done = std::move(lane.queue.front());
+  lane.queue.pop_front();
+  return complete(device, done, why);
+}
+
+bool Executor::run_part(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
+                        std::string& why) {
+  PendingPart& p = ho.parts[index];
+  if (!p.is_copy()) {
+    // Words run on this thread: after the device's earlier work.
+    if (!d.idle()) {
+      blocked = true;
+      return true;
+    }
+    return run_words(ho, p, why);
+  }
+  if (p.dst.client) return run_copy_out(d, ho, index, blocked, why);
+  bool ok = true;
+  if (p.src.client) {
+    if (p.landed) return true;  // received straight into place
+    ok = d.copy_in(p.dst_place(), p.staged.get(), p.shape(), why);
+  } else {
+    ok = d.copy(p.dst_place(), p.src_place(), p.shape(), why);
+  }
+  if (!ok) why = fault(d, why);
+  return ok;
+}
+
+bool Executor::run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
+                            std::string& why) {
+  PendingPart& p = ho.parts[index];
+  const std::byte* base = p.src.memory->host();
+  std::uint64_t pitch = p.src_place().pitch;
+  if (base == nullptr && !p.copied_out) {
+    // Memory the agent cannot read: the device packs the rows into staging first.
+    p.staged = staging_.take(p.shape().rows * p.shape().row_bytes, p.staged_capacity);
+    if (!p.staged) {
+      why = "out of memory staging " + std::to_string(p.shape().rows * p.shape().row_bytes) +
+            " bytes for the client";
+      return false;
+    }
+    if (!d.copy_out(p.staged.get(), p.src_place(), p.shape(), why)) {
+      why = fault(d, why);
+      return false;
+    }
+    p.copied_out = true;
+  }
+  // The bytes are sent only once the device's earlier work (this copy-out too) is done.
+  if (!d.idle()) {
+    blocked = true;
+    return true;
+  }
+  if (p.copied_out) {
+    base = p.staged.get();
+    pitch = p.part.copy.row_bytes;
+  } else {
+    base += p.src.offset;
+  }
+  return reports_.bytes(ho.device, ho.value, index, base, p.shape(), pitch, why);
+}
+
+bool Executor::run_words(const PendingHandover& ho, const PendingPart& p, std::string& why) {
+  program::Launch launch;
+  launch.image = p.image->image.get();
+  launch.function = p.entry->function;
+  launch.words = std::span<const std::uint32_t>(ho.words).subspan(p.first_word, p.part.words.n_words);
+  if (p.entry->scratch) launch.scratch = {p.entry->scratch->host(), p.entry->scratch->bytes()};
+  const program::Outcome out = program::run(launch, objects_, instruction_budget_);
+  if (out.ok) return true;
+  why = fault(*devices_[ho.device], out.fault);
+  return false;
+}
+
+bool Executor::complete(std::uint32_t device, PendingHandover& ho, std::string& why) {
+  lanes_[device].done = ho.value;
+  for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
+  return reports_.done(device, ho.value, why);
+}
+
+bool Executor::poll(std::string& why) {
+  // Until nothing new completes: a value reported done may let a handover run whose own value
+  // is reported by the next round (and a session that polls before it blocks in a read must
+  // not leave a report behind).
+  for (bool any = true; any;) {
+    any = false;
+    for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
+      polled_.clear();
+      if (!devices_[dev]->poll(polled_, why)) {
+        why = fault(*devices_[dev], why);
+        return false;
+      }
+      for (const std::uint64_t v : polled_) {
+        if (!retire(dev, v, why)) return false;
+        any = true;
+      }
+    }
+    // A device that became idle lets a handover blocked on its earlier work go on, too.
+    if (!run_ready(why)) return false;
+  }
+  return true;
+}
+
+bool Executor::retire(std::uint32_t device, std::uint64_t value, std::string& why) {
+  Lane& lane = lanes_[device];
+  if (lane.running.empty() || lane.running.front().value != value || lane.running.front().completed) {
+    why = fault(*devices_[device], "reported value " + std::to_string(value) + " done out of order");
+    return false;
+  }
+  // Then every value behind it that its device finished at once (kDone behind running work).
+  do {
+    PendingHandover ho = std::move(lane.running.front());
+    lane.running.pop_front();
+    if (!complete(device, ho, why)) return false;
+  } while (!lane.running.empty() && lane.running.front().completed);
+  return true;
+}
+
+void Executor::clear() {
+  // In-flight device work may still use the memory and staging that pending handovers hold.
+  for (const auto& d : devices_) d->quiesce();
+  for (Lane& l : lanes_) {
+    l.queue.clear();
+    l.running.clear();
+  }
+}
+
+std::string Executor::fault(const Device& d, const std::string& why) const {
+  return "device " + std::to_string(d.id()) + " (" + std::string(wire::fixed_string(d.account().name)) +
+         ") faulted: " + why;
+}
+
+}  // namespace rig::agent

@@ -1,0 +1,91 @@
+// Runs a job's handovers: per device, in the order they were handed over, each once the values
+// its waits name are done on their devices of this agent, its parts in order through the
+// device's Device. A ready handover runs inline on the session's thread (no thread hop); a wait
+// on another device blocks only this device's queue. It reads no socket: what it sends the
+// client goes through Reports, so it runs in tests without sockets.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device.h"
+#include "handover.h"
+#include "objects.h"
+#include "staging.h"
+
+namespace rig::agent {
+
+// What the executor sends the client, in the order it calls them: the bytes of each copy into
+// the client's memory before its value's done report.
+class Reports {
+ public:
+  virtual ~Reports() = default;
+  // Value `value` of device `device` is done.
+  virtual bool done(std::uint32_t device, std::uint64_t value, std::string& why) = 0;
+  // The packed bytes of copy part `part` of the value: `shape`'s rows at host address `base`,
+  // `pitch` apart. They may be read only until the call returns.
+  virtual bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
+                     Shape shape, std::uint64_t pitch, std::string& why) = 0;
+};
+
+class Executor {
+ public:
+  Executor(const std::vector<std::unique_ptr<Device>>& devices, ObjectTable& objects,
+           StagingPool& staging, Reports& reports, std::uint64_t instruction_budget);
+
+  // Whether `value` may be handed over next on `device` (above the previous one); else why not.
+  bool check_value(std::uint32_t device, std::uint64_t value, std::string& why) const;
+  // Queues a resolved handover whose client bytes were received (check_value passed).
+  void accept(PendingHandover ho);
+  // Runs every handover that is ready, on every device, until none is. False (with why) if a
+  // device faulted or a report could not be sent: the job fails.
+  bool run_ready(std::string& why);
+  // Collects the completions of asynchronous devices, reports them done, and runs what became
+  // ready, until nothing more completes. Never blocks. (The session calls it before every read
+  // of the socket; a device that completes work while the session waits in a read is noticed
+  // at the next read: an asynchronous device with real latency needs a wake-up too.)
+  bool poll(std::string& why);
+
+  // Whether a handover with these waits, read now, would run at once: nothing is queued or
+  // running on any device and every wait is reached. Then its copies' bytes may land in place.
+  bool runs_at_once(const std::vector<wire::Wait>& waits) const;
+  // The last value done on `device`.
+  std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }
+  // Drops every pending handover (the job ended), once no device's issued work runs.
+  void clear();
+
+ private:
+  struct Lane {
+    std::deque<PendingHandover> queue;      // handed over, not yet run
+    std::deque<PendingHandover> running;    // run, completion reported later (kLater)
+    std::uint64_t done = 0;                 // last value done
+    std::uint64_t received = 0;             // last value handed over
+  };
+  bool ready(const PendingHandover& ho) const;
+  // Runs the front handover of `device`'s queue as far as it can; `finished` when it has been
+  // finished on the device (its value done or running).
+  bool run_front(std::uint32_t device, bool& finished, std::string& why);
+  // One part; `blocked` when it must wait for the device's earlier work to complete.
+  bool run_part(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
+  bool run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
+  bool run_words(const PendingHandover& ho, const PendingPart& p, std::string& why);
+  // Its device reported `value` done: the front of the running lane (and those behind it that
+  // were done at once) are complete.
+  bool retire(std::uint32_t device, std::uint64_t value, std::string& why);
+  // The value's work is done: report it and let go of what it held.
+  bool complete(std::uint32_t device, PendingHandover& ho, std::string& why);
+  std::string fault(const Device& d, const std::string& why) const;
+
+  const std::vector<std::unique_ptr<Device>>& devices_;
+  ObjectTable& objects_;
+  StagingPool& staging_;
+  Reports& reports_;
+  std::uint64_t instruction_budget_;
+  std::vector<Lane> lanes_;
+  std::vector<std::uint64_t> polled_;  // scratch for poll()
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,66 @@
+// A handover as the agent holds it until its device runs it: the wire's handover with every
+// object and image it names resolved (and referenced, so a release does not free what pending
+// work still needs), and, for copies from the client, where their bytes were received.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device.h"
+#include "objects.h"
+#include "rig/wire/codec.h"
+
+namespace rig::agent {
+
+// One side of a copy: the client's memory, or rows of an object's memory.
+struct CopySide {
+  bool client = false;
+  std::shared_ptr<Memory> memory;
+  std::uint64_t offset = 0;
+};
+
+struct PendingPart {
+  wire::Part part{};
+  CopySide src, dst;
+  // The bytes of a copy from the client's memory: received into staging (packed, from the
+  // session's pool) or, when nothing earlier can touch the destination, straight into it
+  // (landed). A copy into the client's memory from a device whose memory the agent cannot read
+  // is packed into staging by the device (copy_out) before it is sent.
+  std::unique_ptr<std::byte[]> staged;
+  std::uint64_t staged_capacity = 0;
+  bool landed = false;
+  bool copied_out = false;
+  std::shared_ptr<ImageObject> image;
+  std::shared_ptr<EntryState> entry;
+  std::uint32_t first_word = 0;
+
+  bool is_copy() const { return part.kind == static_cast<std::uint16_t>(wire::PartKind::kCopy); }
+  Shape shape() const { return {part.copy.rows, part.copy.row_bytes}; }
+  // The places of an object side (rows end to end when there is one row).
+  Place src_place() const { return {src.memory.get(), src.offset, pitch(part.copy.src_pitch)}; }
+  Place dst_place() const { return {dst.memory.get(), dst.offset, pitch(part.copy.dst_pitch)}; }
+
+ private:
+  std::uint64_t pitch(std::uint64_t p) const { return part.copy.rows == 1 ? part.copy.row_bytes : p; }
+};
+
+struct PendingHandover {
+  std::uint32_t device = 0;
+  std::uint64_t value = 0;
+  std::vector<wire::Wait> waits;
+  std::vector<PendingPart> parts;
+  std::vector<std::uint32_t> words;
+  std::uint32_t next_part = 0;  // the executor's progress through parts
+  bool completed = false;       // done at once on its device, behind values still running
+};
+
+// Resolves a decoded handover of device h.fixed.device (an account of `devices`) against the
+// job's objects: every wait's device exists, every object side exists and holds the copy's rows,
+// every words part runs on the machine's host, names an image with an entry for its function
+// and passes it its words. False, with why, for the first that does not: the job fails.
+bool resolve_handover(const wire::HandoverView& h, const std::vector<std::unique_ptr<Device>>& devices,
+                      const ObjectTable& objects, PendingHandover& out, std::string& why);
+
+}  // namespace rig::agent

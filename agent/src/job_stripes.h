@@ -1,0 +1,41 @@
+// A job's data connections (striping): granted in the handshake, joined by connections that
+// the StripeRegistry attaches, and taken by the job's session once all have joined.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rig/engine/counters.h"
+#include "rig/engine/socket.h"
+#include "rig/engine/stripe_set.h"
+
+namespace rig::agent {
+
+class JobStripes {
+ public:
+  JobStripes(engine::Backend backend, engine::Counters& counters) : backend_(backend), counters_(counters) {}
+  ~JobStripes();
+  JobStripes(const JobStripes&) = delete;
+  JobStripes& operator=(const JobStripes&) = delete;
+
+  // Opens the job in the registry for up to `max` stripes; returns its token.
+  std::uint64_t grant(std::uint32_t max);
+  // Whether stripes were granted at all.
+  bool granted() const { return token_ != 0; }
+  // Whether every stripe has joined (then set() holds them; checked until they have).
+  bool ready();
+  engine::StripeSet& set() { return *set_; }
+  // The client's threshold for striped copies into it (known once ready()).
+  std::uint64_t min_bytes() const { return min_bytes_; }
+  // Every call blocked on a stripe returns.
+  void shutdown();
+
+ private:
+  engine::Backend backend_;
+  engine::Counters& counters_;
+  std::uint64_t token_ = 0;  // the job's token in the StripeRegistry (0: no striping)
+  std::uint64_t min_bytes_ = 0;
+  std::unique_ptr<engine::StripeSet> set_;
+};
+
+}  // namespace rig::agent

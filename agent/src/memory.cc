@@ -1,0 +1,55 @@
+#include "memory.h"
+
+#include <mimalloc.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace rig::agent {
+namespace {
+
+// Zeroed, 64-byte aligned RAM. Under ThreadSanitizer from the C library, whose allocator TSan
+// instruments: Debian's mimalloc is not built for TSan, which then reports its reuse of memory
+// that another thread freed as a race.
+std::byte* zalloc(std::uint64_t bytes) {
+#if defined(RIG_TSAN)
+  void* p = std::aligned_alloc(64, (bytes + 63) & ~std::uint64_t{63});
+  if (p != nullptr) std::memset(p, 0, bytes);
+  return static_cast<std::byte*>(p);
+#else
+  return static_cast<std::byte*>(mi_zalloc_aligned(bytes, 64));
+#endif
+}
+
+void release(std::byte* p) {
+#if defined(RIG_TSAN)
+  std::free(p);
+#else
+  mi_free(p);
+#endif
+}
+
+}  // namespace
+
+std::shared_ptr<RamMemory> RamMemory::allocate(std::uint32_t device, std::uint64_t bytes,
+                                               std::shared_ptr<Budget> budget) {
+  if (bytes > budget->left) return nullptr;
+  std::byte* data = zalloc(bytes);
+  if (data == nullptr) return nullptr;
+  budget->left -= bytes;  // given back by the destructor
+  try {
+    return std::make_shared<RamMemory>(device, bytes, data, budget);
+  } catch (const std::bad_alloc&) {
+    release(data);
+    budget->left += bytes;
+    return nullptr;
+  }
+}
+
+RamMemory::~RamMemory() {
+  release(host());
+  budget_->left += bytes();
+}
+
+}  // namespace rig::agent

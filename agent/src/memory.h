@@ -1,0 +1,57 @@
+// Memory of one of the agent's devices, as a job holds it: an allocation of the device, or a
+// mapping of another device's allocation (map_peer), shared by every object and pending part
+// that names it and freed when the last of them lets go.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace rig::agent {
+
+// What a job may still allocate on one device; given back as its memory is freed. Touched only
+// by the job's session thread.
+struct Budget {
+  std::uint64_t left = 0;
+};
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+
+  // The device that allocated it.
+  std::uint32_t device() const { return device_; }
+  std::uint64_t bytes() const { return bytes_; }
+  // The address of byte 0 where the agent's threads may read and write the memory directly
+  // (host RAM: the machine's host, simulated devices), or nullptr where only the device's own
+  // copies reach it (a GPU's memory).
+  std::byte* host() const { return host_; }
+
+ protected:
+  Memory(std::uint32_t device, std::uint64_t bytes, std::byte* host)
+      : device_(device), bytes_(bytes), host_(host) {}
+
+ private:
+  std::uint32_t device_;
+  std::uint64_t bytes_;
+  std::byte* host_;
+};
+
+// Memory in this machine's RAM, zeroed, 64-byte aligned, charged to a job's budget of one
+// device: what the machine's host and simulated devices allocate.
+class RamMemory final : public Memory {
+ public:
+  // nullptr when `bytes` is past what the budget has left or RAM runs out.
+  static std::shared_ptr<RamMemory> allocate(std::uint32_t device, std::uint64_t bytes,
+                                             std::shared_ptr<Budget> budget);
+  RamMemory(std::uint32_t device, std::uint64_t bytes, std::byte* data, std::shared_ptr<Budget> budget)
+      : Memory(device, bytes, data), budget_(std::move(budget)) {}
+  ~RamMemory() override;
+
+ private:
+  std::shared_ptr<Budget> budget_;
+};
+
+}  // namespace rig::agent

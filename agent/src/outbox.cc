@@ -1,0 +1,100 @@
+#include "outbox.h"
+
+#include <algorithm>
+
+#include "rig/engine/iov_cursor.h"
+#include "rig/engine/packed_rows.h"
+
+namespace rig::agent {
+
+FailureFrame::FailureFrame(const std::string& why)
+    : text(why.substr(0, wire::kMaxText)),
+      frame(wire::frame(wire::MsgType::kFailure,
+                        wire::Failure{wire::kNoDevice, static_cast<std::uint32_t>(text.size())},
+                        text.size())) {}
+
+std::array<iovec, 2> FailureFrame::iov() const {
+  return {engine::to_iov(&frame, sizeof frame), engine::to_iov(text.data(), text.size())};
+}
+
+bool Outbox::send_frame(std::span<const iovec> iov) {
+  return flush() && connection_.send(iov) == 0;
+}
+
+bool Outbox::queue_frame(std::span<const iovec> iov) {
+  for (const iovec& v : iov) {
+    const auto* p = static_cast<const std::byte*>(v.iov_base);
+    out_.insert(out_.end(), p, p + v.iov_len);
+  }
+  return out_.size() < kBatchBytes || flush();
+}
+
+bool Outbox::flush() {
+  if (out_.empty()) return true;
+  const iovec iov{out_.data(), out_.size()};
+  const bool ok = connection_.send({&iov, 1}) == 0;
+  out_.clear();
+  return ok;
+}
+
+bool Outbox::answer(std::uint64_t id, const Answer& a) {
+  if (id == 0) return true;  // a prepare: nobody waits for its answer
+  const std::string_view text = std::string_view(a.text).substr(0, wire::kMaxText);
+  const auto f = wire::frame(wire::MsgType::kAnswer,
+                             wire::Answer{id, static_cast<std::uint16_t>(a.status), 0,
+                                          static_cast<std::uint32_t>(text.size()), a.value},
+                             text.size());
+  const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
+  return queue_frame({iov, text.empty() ? 1u : 2u});
+}
+
+bool Outbox::echo(const wire::Ping& ping) {
+  const auto f = wire::frame(wire::MsgType::kPing, ping);
+  const iovec iov = engine::to_iov(&f, sizeof f);
+  return queue_frame({&iov, 1});
+}
+
+void Outbox::failure(const std::string& why) {
+  const FailureFrame f(why);
+  const auto iov = f.iov();
+  send_frame(iov);
+}
+
+bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
+  const auto f = wire::frame(wire::MsgType::kDone, wire::Done{device, 0, value});
+  const iovec iov = engine::to_iov(&f, sizeof f);
+  if (queue_frame({&iov, 1})) return true;
+  why = "connection lost sending a done report";
+  return false;
+}
+
+bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
+                   Shape shape, std::uint64_t pitch, std::string& why) {
+  const std::uint64_t total = shape.rows * shape.row_bytes;
+  if (stripes_.ready() && total >= stripes_.min_bytes()) {
+    // Announced on the job's connection after what is batched, the pieces on the stripes.
+    if (!flush()) {
+      why = "connection lost sending bytes";
+      return false;
+    }
+    engine::Connection::Hold hold(connection_);
+    const int rc = stripes_.set().send_copy(connection_, device, part, value, base, shape.row_bytes,
+                                            pitch, 0, total);
+    if (rc != 0) why = "connection lost sending striped bytes";
+    return rc == 0;
+  }
+  for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
+    const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+    const auto hdr = wire::frame(wire::MsgType::kBytes, wire::Bytes{device, part, value, at, n, 0}, n);
+    iov_.clear();
+    iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
+    engine::append_rows(iov_, base, shape.row_bytes, pitch, at, n);
+    if (!(n <= kInlineBytes ? queue_frame(iov_) : send_frame(iov_))) {
+      why = "connection lost sending bytes";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace rig::agent

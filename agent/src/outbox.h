@@ -1,0 +1,64 @@
+// What a job's session sends its client on the job's connection: done reports, answers, pings
+// and small payloads batched (sent together in one system call before the session's next read
+// of the socket, or once kBatchBytes wait), large payloads sent at once after what is batched,
+// striped over the job's data connections when the client asked for it, and the failure that
+// ends the job. Order is kept: a value's bytes go out before its done report.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "executor.h"
+#include "job_stripes.h"
+#include "objects.h"
+#include "rig/engine/connection.h"
+#include "rig/wire/codec.h"
+
+namespace rig::agent {
+
+class Outbox final : public Reports {
+ public:
+  static constexpr std::size_t kBatchBytes = 64 * 1024;
+  static constexpr std::uint64_t kInlineBytes = 4096;     // payloads up to this are batched
+  static constexpr std::uint64_t kChunkBytes = 4ull << 20;  // bytes of one kBytes message
+
+  Outbox(engine::Connection& connection, JobStripes& stripes) : connection_(connection), stripes_(stripes) {}
+
+  // Sends a frame now, after whatever is batched.
+  bool send_frame(std::span<const iovec> iov);
+  // Batches a small frame.
+  bool queue_frame(std::span<const iovec> iov);
+  // Sends what is batched.
+  bool flush();
+
+  // The answer to request `id` (0: a prepare, which nobody waits for: nothing is sent).
+  bool answer(std::uint64_t id, const Answer& a);
+  bool echo(const wire::Ping& ping);
+  // The job's failure, its reason cut to wire::kMaxText (after what is batched; best effort).
+  void failure(const std::string& why);
+
+  bool done(std::uint32_t device, std::uint64_t value, std::string& why) override;
+  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
+             Shape shape, std::uint64_t pitch, std::string& why) override;
+
+ private:
+  engine::Connection& connection_;
+  JobStripes& stripes_;
+  std::vector<std::byte> out_;  // batched small frames
+  std::vector<iovec> iov_;      // scratch for sends of strided rows
+};
+
+// A kFailure frame's two pieces (header, reason) for `text`, already cut to wire::kMaxText.
+struct FailureFrame {
+  explicit FailureFrame(const std::string& text);
+  std::string text;
+  wire::Framed<wire::Failure> frame;
+  std::array<iovec, 2> iov() const;
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,46 @@
+// A device whose memory is this machine's RAM: the agent's threads reach every byte, so copies
+// are memmoves that are done when they return, and received bytes may land straight in place.
+// The machine's host and the simulated devices are both this, with their own facts.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "device.h"
+
+namespace rig::agent {
+
+class RamDevice : public Device {
+ public:
+  // `completion`: kNow reports each value done at once; kLater holds it for the next poll()
+  // (the work itself is done at once either way), as an asynchronous device reports.
+  RamDevice(const wire::Account& account, Completion completion);
+
+  std::shared_ptr<Memory> allocate(std::uint64_t bytes) override;
+  std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) override;
+  std::uint64_t budget_left() const override { return budget_->left; }
+
+  bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
+  bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
+  bool copy(const Place& dst, const Place& src, Shape shape, std::string& why) override;
+
+  Completion finish(std::uint64_t value) override;
+  bool idle() const override { return true; }
+  bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
+  void quiesce() override {}  // a memmove is done when it returns
+
+ private:
+  // The host address of a place's first row, or nullptr (with why) if its memory is not RAM.
+  std::byte* reach(const Place& p, std::string& why) const;
+
+  std::shared_ptr<Budget> budget_;
+  Completion completion_;
+  std::vector<std::uint64_t> finished_;  // kLater: values finished, not yet polled
+};
+
+// Moves `shape` rows from src (rows src_pitch apart) to dst (dst_pitch apart); overlapping
+// rows are moved as memmove does.
+void move_rows(std::byte* dst, std::uint64_t dst_pitch, const std::byte* src,
+               std::uint64_t src_pitch, Shape shape);
+
+}  // namespace rig::agent

@@ -1,0 +1,30 @@
+// A job's staging buffers: where bytes wait that cannot land in place yet (bytes of a copy from
+// the client while earlier work may still touch the destination; bytes a device packs for the
+// client). Freed buffers are kept for reuse, up to kSpareBytes in all, since first-touch page
+// faults and unmapping large buffers cost more than the copy itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace rig::agent {
+
+class StagingPool {
+ public:
+  static constexpr std::uint64_t kSpareBytes = 256ull << 20;
+
+  // A buffer of at least `bytes` (its size in `capacity`), or null when memory runs out.
+  std::unique_ptr<std::byte[]> take(std::uint64_t bytes, std::uint64_t& capacity);
+  // Gives a buffer back (null is ignored); kept for reuse while the spares fit kSpareBytes.
+  void give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity);
+  std::uint64_t spare_bytes() const { return spare_bytes_; }
+
+ private:
+  std::vector<std::pair<std::unique_ptr<std::byte[]>, std::uint64_t>> spare_;
+  std::uint64_t spare_bytes_ = 0;
+};
+
+}  // namespace rig::agent
