@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 extern char** environ;
@@ -20,6 +22,12 @@ AgentProcess::AgentProcess(std::vector<std::string> args) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   std::vector<std::string> argv_s = {agent_path(), "--listen", "127.0.0.1:0", "--log", "warn"};
+  // RIG_TEST_AGENT_ARGS: options every test's agent gets (the suite run again against another
+  // configuration of the agent's devices, such as --sim-completion later).
+  if (const char* extra = std::getenv("RIG_TEST_AGENT_ARGS")) {
+    std::istringstream words(extra);
+    for (std::string w; words >> w;) argv_s.push_back(w);
+  }
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());

@@ -1,4 +1,5 @@
 // A real rig-agent process for tests: started on a loopback port it picks, ended at scope exit.
+// RIG_TEST_AGENT_ARGS adds options to every agent a test starts.
 #pragma once
 
 #include <sys/types.h>

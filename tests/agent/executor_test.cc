@@ -1,0 +1,261 @@
+// The agent's executor without sockets: real devices (the host and simulated devices, which
+// report completion at once or later), a real object table, and a recorder of what the
+// executor sends the client. Ordering per device, waits on other devices, faults from a
+// device, completion reported later.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "accounts.h"
+#include "executor.h"
+#include "handover.h"
+#include "objects.h"
+#include "random_bytes.h"
+#include "rig/program/program.h"
+#include "staging.h"
+
+namespace rig::agent {
+namespace {
+
+// What the executor sent, in order: "bytes D:V:P" (with the bytes) and "done D:V".
+class Recorder final : public Reports {
+ public:
+  struct Event {
+    std::string what;
+    std::vector<std::byte> bytes;
+  };
+  bool done(std::uint32_t device, std::uint64_t value, std::string&) override {
+    events.push_back({"done " + std::to_string(device) + ":" + std::to_string(value), {}});
+    return true;
+  }
+  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
+             Shape shape, std::uint64_t pitch, std::string&) override {
+    Event e{"bytes " + std::to_string(device) + ":" + std::to_string(value) + ":" + std::to_string(part), {}};
+    for (std::uint64_t r = 0; r < shape.rows; ++r) {
+      e.bytes.insert(e.bytes.end(), base + r * pitch, base + r * pitch + shape.row_bytes);
+    }
+    events.push_back(std::move(e));
+    return true;
+  }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.push_back(e.what);
+    return out;
+  }
+  std::vector<Event> events;
+};
+
+wire::Side client() {
+  wire::Side s{};
+  s.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+  return s;
+}
+wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
+  wire::Side s{};
+  s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
+  s.handle = id;
+  s.offset = offset;
+  return s;
+}
+wire::Part copy(wire::Side src, wire::Side dst, std::uint64_t bytes) {
+  wire::Part p{};
+  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+  p.copy = {src, dst, 1, bytes, bytes, bytes};
+  return p;
+}
+
+class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
+ protected:
+  ExecutorTest() {
+    AgentConfig config;
+    config.devices = 2;
+    config.sim_completion = GetParam();
+    config.instruction_budget = 10000;
+    devices_ = open_devices(config);
+    objects_ = std::make_unique<ObjectTable>(devices_);
+    executor_ = std::make_unique<Executor>(devices_, *objects_, staging_, recorder_, config.instruction_budget);
+  }
+  bool later() const { return GetParam() == SimCompletion::kLater; }
+
+  void alloc(std::uint64_t id, std::uint32_t device, std::uint64_t bytes) {
+    wire::Request q{};
+    q.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+    q.device = device;
+    q.object = id;
+    q.arg0 = bytes;
+    Answer a;
+    std::string why;
+    ASSERT_TRUE(objects_->alloc(q, a, why)) << why;
+    ASSERT_EQ(a.status, wire::AnswerStatus::kOk) << a.text;
+  }
+  std::byte* host(std::uint64_t id) { return objects_->object(id)->memory->host(); }
+
+  // Hands a resolved handover over; `client_bytes[i]` are the received bytes of part i when its
+  // source is the client (staged, as the session's Incoming leaves them when it cannot land them).
+  void hand_over(std::uint32_t device, std::uint64_t value, std::vector<wire::Wait> waits,
+                 std::vector<wire::Part> parts, std::vector<std::vector<std::byte>> client_bytes = {},
+                 std::vector<std::uint32_t> words = {}) {
+    wire::HandoverView h;
+    h.fixed = {device, static_cast<std::uint32_t>(waits.size()), value,
+               static_cast<std::uint32_t>(parts.size()), static_cast<std::uint32_t>(words.size())};
+    h.waits = waits;
+    h.parts = parts;
+    h.words = words;
+    std::string why;
+    ASSERT_TRUE(executor_->check_value(device, value, why)) << why;
+    PendingHandover ho;
+    ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
+    for (std::size_t i = 0; i < client_bytes.size(); ++i) {
+      if (client_bytes[i].empty()) continue;
+      ho.parts[i].staged = staging_.take(client_bytes[i].size(), ho.parts[i].staged_capacity);
+      std::copy(client_bytes[i].begin(), client_bytes[i].end(), ho.parts[i].staged.get());
+    }
+    executor_->accept(std::move(ho));
+  }
+  // Runs what is ready and, for devices that report later, polls until nothing more comes.
+  void run() {
+    std::string why;
+    ASSERT_TRUE(executor_->run_ready(why)) << why;
+    ASSERT_TRUE(executor_->poll(why)) << why;
+  }
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<ObjectTable> objects_;
+  StagingPool staging_;
+  Recorder recorder_;
+  std::unique_ptr<Executor> executor_;
+};
+
+TEST_P(ExecutorTest, ADevicesHandoversRunInTheOrderHandedOverAndEachValuesBytesPrecedeItsDone) {
+  alloc(5, 1, 4096);
+  const auto first = test::random_bytes(4096, 1), second = test::random_bytes(4096, 2);
+  std::copy(first.begin(), first.end(), host(5));
+  hand_over(1, 1, {}, {copy(object(5), client(), 4096)});
+  hand_over(1, 2, {}, {copy(client(), object(5), 4096)}, {second});
+  hand_over(1, 4, {}, {copy(object(5), client(), 4096)});
+  run();
+  const auto names = recorder_.names();
+  ASSERT_EQ(names.size(), 5u);
+  // Each value's bytes come before its done, and the dones come in value order; with later
+  // completion the bytes of later values may pass earlier dones, never their own.
+  auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  EXPECT_LT(at("bytes 1:1:0"), at("done 1:1"));
+  EXPECT_LT(at("done 1:1"), at("done 1:2"));
+  EXPECT_LT(at("done 1:2"), at("done 1:4"));
+  EXPECT_LT(at("bytes 1:4:0"), at("done 1:4"));
+  // Value 4 read what value 2 wrote, value 1 what was there before it.
+  EXPECT_EQ(recorder_.events[at("bytes 1:1:0")].bytes, first);
+  EXPECT_EQ(recorder_.events[at("bytes 1:4:0")].bytes, second);
+  EXPECT_EQ(executor_->done(1), 4u);
+}
+
+TEST_P(ExecutorTest, AWaitOnAnotherDeviceHoldsOnlyTheWaitingDevicesQueue) {
+  alloc(5, 1, 64);
+  alloc(6, 2, 64);
+  const auto bytes = test::random_bytes(64, 3);
+  // Device 1's value 1 waits for device 2's value 1, which is not handed over yet.
+  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy(object(6), object(5), 64)});
+  hand_over(1, 2, {}, {copy(object(5), client(), 64)});
+  hand_over(0, 1, {}, {});
+  run();
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 0:1"}));  // the host went on
+  EXPECT_EQ(executor_->done(1), 0u);
+  hand_over(2, 1, {}, {copy(client(), object(6), 64)}, {bytes});
+  run();
+  const std::vector<std::string> want =
+      later() ? std::vector<std::string>{"done 0:1", "done 2:1", "bytes 1:2:0", "done 1:1", "done 1:2"}
+              : std::vector<std::string>{"done 0:1", "done 2:1", "done 1:1", "bytes 1:2:0", "done 1:2"};
+  ASSERT_EQ(recorder_.names(), want);
+  const auto sent = std::find(want.begin(), want.end(), "bytes 1:2:0") - want.begin();
+  EXPECT_EQ(recorder_.events[sent].bytes, bytes);  // device 1 copied what device 2 received
+}
+
+TEST_P(ExecutorTest, AWaitAlreadyReachedDoesNotHoldTheHandover) {
+  hand_over(2, 3, {}, {});
+  run();
+  hand_over(1, 1, {wire::Wait{2, 0, 3}}, {});
+  run();
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:3", "done 1:1"}));
+}
+
+TEST_P(ExecutorTest, AValueNotAboveThePreviousOneIsRefusedWithBothValues) {
+  hand_over(1, 5, {}, {});
+  std::string why;
+  EXPECT_FALSE(executor_->check_value(1, 5, why));
+  EXPECT_NE(why.find("value 5 of device 1 is not above the previous one (5)"), std::string::npos) << why;
+  EXPECT_TRUE(executor_->check_value(2, 5, why));
+}
+
+TEST_P(ExecutorTest, AFaultFromTheHostFailsWithTheDeviceAndTheProgramsReason) {
+  wire::Request q{};
+  q.kind = static_cast<std::uint16_t>(wire::RequestKind::kImage);
+  q.object = 9;
+  const auto binary = program::assemble("func spin params=0\nloop:\n jmp loop\nend\n");
+  ASSERT_TRUE(std::holds_alternative<std::vector<std::byte>>(binary));
+  Answer a;
+  std::string why;
+  ASSERT_TRUE(objects_->load_image(q, std::get<std::vector<std::byte>>(binary), a, why)) << why;
+  ASSERT_EQ(objects_->entry(q, "spin").status, wire::AnswerStatus::kOk);
+  wire::Part w{};
+  w.kind = static_cast<std::uint16_t>(wire::PartKind::kWords);
+  w.words.image = 9;
+  w.words.function = 0;
+  hand_over(0, 1, {}, {w});
+  EXPECT_FALSE(executor_->run_ready(why));
+  EXPECT_NE(why.find("device 0 (host) faulted: "), std::string::npos) << why;
+  EXPECT_NE(why.find("spin"), std::string::npos) << why;
+  EXPECT_TRUE(recorder_.events.empty()) << "a faulted value is never reported done";
+}
+
+TEST_P(ExecutorTest, CompletionReportedLaterIsReportedOnlyByAPollAndHoldsWaitsAndDirectLandingUntilThen) {
+  hand_over(1, 1, {}, {});
+  std::string why;
+  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  if (!later()) {
+    EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
+    EXPECT_TRUE(executor_->runs_at_once({}));
+    return;
+  }
+  EXPECT_TRUE(recorder_.events.empty()) << "reported before the device said so";
+  EXPECT_EQ(executor_->done(1), 0u);
+  EXPECT_FALSE(executor_->runs_at_once({})) << "bytes could land while the device's work runs";
+  hand_over(2, 1, {wire::Wait{1, 0, 1}}, {});
+  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  EXPECT_TRUE(recorder_.events.empty()) << "a wait passed on a value not yet reported done";
+  // One poll reports device 1's value, runs device 2's, and reports that too before it returns.
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 2:1"}));
+  EXPECT_TRUE(executor_->runs_at_once({}));
+}
+
+TEST_P(ExecutorTest, StagingIsGivenBackOnlyOnceItsValueIsDone) {
+  alloc(5, 1, 1 << 20);
+  hand_over(1, 1, {}, {copy(client(), object(5), 1 << 20)}, {test::random_bytes(1 << 20, 4)});
+  std::string why;
+  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  EXPECT_EQ(staging_.spare_bytes(), later() ? 0u : std::uint64_t{1} << 20);
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(staging_.spare_bytes(), std::uint64_t{1} << 20);
+}
+
+TEST_P(ExecutorTest, ClearDropsPendingWorkAndWhatItHeld) {
+  alloc(5, 1, 4096);
+  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy(object(5), client(), 4096)});
+  std::weak_ptr<Memory> memory = objects_->object(5)->memory;
+  objects_->clear();
+  EXPECT_FALSE(memory.expired()) << "pending work lost its memory";
+  executor_->clear();
+  EXPECT_TRUE(memory.expired());
+  EXPECT_EQ(devices_[1]->budget_left(), devices_[1]->account().budget);
+}
+
+INSTANTIATE_TEST_SUITE_P(Completion, ExecutorTest,
+                         ::testing::Values(SimCompletion::kNow, SimCompletion::kLater),
+                         [](const auto& info) { return info.param == SimCompletion::kNow ? "Now" : "Later"; });
+
+}  // namespace
+}  // namespace rig::agent
