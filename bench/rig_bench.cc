@@ -17,6 +17,7 @@
 #include <string>
 
 #include "agent_process.h"
+#include "rig/engine/secret.h"
 #include "close_on_error.h"
 #include "copy_bench.h"
 #include "fixture.h"
@@ -59,6 +60,10 @@ int main(int argc, char** argv) {
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
   std::int64_t send_zc_bytes = -1;
   app.add_option("--agent", agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
+  std::string secret_file;
+  app.add_option("--secret-file", secret_file,
+                 "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET; "
+                 "an agent the bench starts gets a fresh one)");
   app.add_option("--agent-path", agent_path, "the rig-agent to start")->capture_default_str();
   app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
       ->capture_default_str()
@@ -130,12 +135,16 @@ int main(int argc, char** argv) {
   Report report;
   try {
     std::optional<AgentProcess> own;
+    std::optional<rig::engine::PrivateSecretFile> own_secret;
     if (agent.empty()) {
+      own_secret.emplace();  // the bench's own agent and link prove a secret of their own
+      secret_file = own_secret->path();
       const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);
       own.emplace(agent_path, std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)),
                                                        "--device-budget", std::to_string(budget),
                                                        "--backend", backend, "--send-zc-bytes",
-                                                       std::to_string(send_zc_bytes)});
+                                                       std::to_string(send_zc_bytes), "--secret-file",
+                                                       secret_file});
       agent = own->endpoint();
       progress("started %s on %s (pid %d)", agent_path.c_str(), agent.c_str(), static_cast<int>(own->pid()));
     }
@@ -147,6 +156,7 @@ int main(int argc, char** argv) {
     options.backend = parse_backend(backend);
     options.stripes = stripes;
     options.stripe_min_bytes = stripe_min_bytes;
+    options.secret_file = secret_file;
     if (send_zc_bytes >= 0) options.send_zc_bytes = static_cast<std::size_t>(send_zc_bytes);
     rig::remote::Link& link = job->connect(agent, options);
     info.backend = link.backend();

@@ -42,12 +42,17 @@ int main(int argc, char** argv) {
   app.add_option("--agent", agent, "HOST:PORT of a running rig-agent")->required();
   app.add_option("--mib", mib, "MiB per bulk copy")->capture_default_str()->check(CLI::Range(1, 4096));
   app.add_option("--rounds", rounds, "bulk copies each way")->capture_default_str()->check(CLI::Range(1, 1000));
+  std::string secret_file;
+  app.add_option("--secret-file", secret_file,
+                 "the secret shared with the agent (default: RIG_SECRET_FILE, else RIG_SECRET)");
   app.add_option("--tiny", tiny, "tiny handovers for the round-trip figures")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
     auto job = rig::remote::Job::create();
-    rig::remote::Link& link = job->connect(agent);
+    rig::remote::LinkOptions options;
+    options.secret_file = secret_file;
+    rig::remote::Link& link = job->connect(agent, options);
     std::printf("connected to agent %s over %s; it opened %zu devices:\n", agent.c_str(),
                 link.backend(), link.accounts().size());
     for (const auto& a : link.accounts()) {

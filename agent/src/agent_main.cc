@@ -8,12 +8,16 @@
 #include <spdlog/spdlog.h>
 
 #include "rig/engine/socket.h"
+#include "rig/engine/tcp.h"
 #include "server.h"
 
 namespace {
 rig::agent::Server* g_server = nullptr;
 extern "C" void on_signal(int) {
   if (g_server != nullptr) g_server->stop();
+}
+extern "C" void on_hangup(int) {
+  if (g_server != nullptr) g_server->reload();
 }
 }  // namespace
 
@@ -58,6 +62,37 @@ int main(int argc, char** argv) {
                  "-1: RIG_SEND_ZC_BYTES, else off towards loopback and 1 MiB otherwise")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
+  app.add_option("--secret-file", config.secret_files,
+                 "a file holding the secret jobs must prove (at least 32 bytes, readable by its owner "
+                 "only); give two during a rotation; SIGHUP rereads them. Default: RIG_SECRET_FILE, "
+                 "else RIG_SECRET; without any the agent runs open, on loopback only")
+      ->expected(1, 2)
+      ->take_all();
+  app.add_option("--silence-ms", config.silence_ms,
+                 "a client that sends nothing for this long, between messages or inside one, fails "
+                 "its job (0: no bound; a live client pings a silent agent every second)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
+  app.add_option("--max-connections", config.max_connections,
+                 "connections of any kind at once (each holds a thread); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-handshakes", config.max_handshakes,
+                 "connections still in their handshake at once (unauthenticated); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-jobs", config.max_jobs, "jobs at once; more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-objects", config.max_objects,
+                 "objects and images one job may hold; an alloc past it is None")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  app.add_option("--max-staged-bytes", config.max_staged_bytes,
+                 "bytes of one job that may wait in staging (bytes from the client that cannot land "
+                 "in place yet); a handover past it fails its job")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
   app.add_option("--jobs", max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
   app.add_option("--log", log_level, "log level: trace, debug, info, warn, error, off")
@@ -74,15 +109,27 @@ int main(int argc, char** argv) {
 
   try {
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(listen);
+    config.secrets = rig::agent::load_secrets(config);
+    if (!config.authenticates() && !rig::engine::is_loopback_host(ep.host)) {
+      throw std::runtime_error("refusing to listen on " + ep.host +
+                               " without a secret: anyone who reaches the port could run code here "
+                               "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
+    }
     rig::agent::Server server(ep, config);
     g_server = &server;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
     std::signal(SIGPIPE, SIG_IGN);
+    struct sigaction hup {};
+    hup.sa_handler = on_hangup;  // no SA_RESTART: the accept loop must see EINTR
+    sigemptyset(&hup.sa_mask);
+    sigaction(SIGHUP, &hup, nullptr);
     // The one line a launcher reads to learn the port.
     std::cout << "rig-agent listening on " << ep.host << ":" << server.port() << std::endl;
-    spdlog::info("{} simulated devices, {} backend", config.devices,
-                 rig::engine::backend_name(config.backend));
+    spdlog::info("{} simulated devices, {} backend, {}", config.devices,
+                 rig::engine::backend_name(config.backend),
+                 config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"
+                                        : std::string("no secret: open to every local user (loopback only)"));
     server.serve(max_jobs);
     g_server = nullptr;
   } catch (const std::exception& e) {

@@ -3,7 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
+#include "rig/engine/secret.h"
 #include "rig/engine/socket.h"
 
 namespace rig::agent {
@@ -21,6 +25,27 @@ struct AgentConfig {
   SimCompletion sim_completion = SimCompletion::kNow;
   engine::Backend backend = engine::default_backend();
   std::uint32_t max_stripes = 8;                   // data connections a job may join (0: none)
+  // A client silent this long fails its job, between frames or inside one (0: no bound). A
+  // live client pings an agent that has been silent for a second, so an idle job stays.
+  int silence_ms = 60000;
+  // What clients may make the agent hold: each limit refuses with a reason, and the agent goes
+  // on serving. Connections of any kind (each holds a thread), connections still in their
+  // handshake, jobs at once; per job: objects and images, and bytes waiting in staging.
+  std::uint32_t max_connections = 256;
+  std::uint32_t max_handshakes = 32;
+  std::uint32_t max_jobs = 64;
+  std::uint64_t max_objects = 1u << 16;
+  std::uint64_t max_staged_bytes = 1ull << 30;
+  // The secrets a job may prove (two during a rotation); none: the agent runs open, which it
+  // does only on loopback. Replaced whole when rig-agent rereads them (SIGHUP).
+  std::shared_ptr<const std::vector<engine::Secret>> secrets;
+  std::vector<std::string> secret_files;  // where they come from (else RIG_SECRET_FILE, RIG_SECRET)
+  bool authenticates() const { return secrets && !secrets->empty(); }
 };
+
+// Reads the secrets of `config.secret_files` (at most two: a rotation), else the environment's
+// (RIG_SECRET_FILE, RIG_SECRET); none if neither names one. Throws std::runtime_error naming the
+// file and the cause for a secret it refuses (readable by others, shorter than 32 bytes).
+std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config);
 
 }  // namespace rig::agent

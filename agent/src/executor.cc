@@ -21,10 +21,20 @@ bool Executor::check_value(std::uint32_t device, std::uint64_t value, std::strin
   return false;
 }
 
+bool Executor::check_room(std::uint32_t device, std::string& why) const {
+  const std::uint64_t pending = lanes_[device].pending_cost;
+  if (pending <= kRoomBytes) return true;
+  why = "handover for device " + std::to_string(device) + " while " + std::to_string(pending) +
+        " bytes of its earlier work are not done (a client's room admits one only at " +
+        std::to_string(kRoomBytes) + " or less)";
+  return false;
+}
+
 void Executor::accept(PendingHandover ho) {
   Lane& lane = lanes_[ho.device];
   assert(ho.value > lane.received);
   lane.received = ho.value;
+  lane.pending_cost += ho.cost();
   lane.queue.push_back(std::move(ho));
 }
 
@@ -157,6 +167,7 @@ bool Executor::run_words(const PendingHandover& ho, const PendingPart& p, std::s
 
 bool Executor::complete(std::uint32_t device, PendingHandover& ho, std::string& why) {
   lanes_[device].done = ho.value;
+  lanes_[device].pending_cost -= ho.cost();
   for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
   return reports_.done(device, ho.value, why);
 }
@@ -205,6 +216,7 @@ void Executor::clear() {
   for (Lane& l : lanes_) {
     l.queue.clear();
     l.running.clear();
+    l.pending_cost = 0;
   }
 }
 

@@ -38,6 +38,11 @@ class Executor {
 
   // Whether `value` may be handed over next on `device` (above the previous one); else why not.
   bool check_value(std::uint32_t device, std::uint64_t value, std::string& why) const;
+  // Whether `device` may take a handover now: a client's room admits one only while at most
+  // kRoomBytes of the proxy's earlier work is not reported done (the agent has done at least
+  // what the client saw done), so more pending here is a protocol violation; else why.
+  bool check_room(std::uint32_t device, std::string& why) const;
+  static constexpr std::uint64_t kRoomBytes = 64ull << 20;
   // Queues a resolved handover whose client bytes were received (check_value passed).
   void accept(PendingHandover ho);
   // Runs every handover that is ready, on every device, until none is. False (with why) if a
@@ -63,6 +68,7 @@ class Executor {
     std::deque<PendingHandover> running;    // run, completion reported later (kLater)
     std::uint64_t done = 0;                 // last value done
     std::uint64_t received = 0;             // last value handed over
+    std::uint64_t pending_cost = 0;         // of handovers not done: copy bytes, 4 per word
   };
   bool ready(const PendingHandover& ho) const;
   // Runs the front handover of `device`'s queue as far as it can; `finished` when it has been

@@ -55,6 +55,14 @@ bool resolve_words(const wire::WordsPart& w, const Device& device, const ObjectT
 
 }  // namespace
 
+std::uint64_t PendingHandover::cost() const {
+  std::uint64_t c = 4 * std::uint64_t{words.size()};
+  for (const PendingPart& p : parts) {
+    if (p.is_copy()) c += p.part.copy.rows * p.part.copy.row_bytes;  // bounded by check_copy
+  }
+  return c;
+}
+
 bool resolve_handover(const wire::HandoverView& h, const std::vector<std::unique_ptr<Device>>& devices,
                       const ObjectTable& objects, PendingHandover& out, std::string& why) {
   out.device = h.fixed.device;

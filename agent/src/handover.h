@@ -54,6 +54,8 @@ struct PendingHandover {
   std::vector<std::uint32_t> words;
   std::uint32_t next_part = 0;  // the executor's progress through parts
   bool completed = false;       // done at once on its device, behind values still running
+  // What it counts against the client's room: its copies' bytes and 4 bytes per word.
+  std::uint64_t cost() const;
 };
 
 // Resolves a decoded handover of device h.fixed.device (an account of `devices`) against the

@@ -24,6 +24,12 @@ bool Incoming::receive(PendingHandover& ho, bool runs_at_once, std::string& why)
     const std::uint64_t total = wire::packed_bytes(c);
     p.landed = runs_at_once && in_place(ho, i);
     if (!p.landed) {
+      if (!staging_.admits(total)) {
+        why = "staging " + std::to_string(total) + " bytes of a hand-over would pass the job's limit of " +
+              std::to_string(staging_.limit()) + " staged bytes (rig-agent --max-staged-bytes; " +
+              std::to_string(staging_.in_use()) + " are staged)";
+        return false;
+      }
       p.staged = staging_.take(total, p.staged_capacity);
       if (!p.staged) {
         why = "out of memory staging " + std::to_string(total) + " bytes of a hand-over";
@@ -45,7 +51,7 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
     wire::FrameHeader fh{};
     int rc = reader_.next(fh, why);
     if (rc != 0) {
-      if (rc != -EPROTO) why = "connection lost in a handover's bytes";
+      if (rc != -EPROTO) why = lost(rc);
       return false;
     }
     if (fh.type == static_cast<std::uint16_t>(wire::MsgType::kStriped)) {
@@ -62,14 +68,14 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
     wire::Bytes b{};
     rc = reader_.body(sizeof(wire::Bytes), fixed);
     if (rc != 0 || !wire::decode_bytes(fixed, fh.length, b, why)) {
-      if (rc != 0) why = "connection lost in a handover's bytes";
+      if (rc != 0) why = lost(rc);
       return false;
     }
     if (!next.continued_by("bytes", b.device, b.value, b.part, b.offset, b.length, why)) return false;
     recv_iov_.clear();
     engine::append_rows(recv_iov_, into.base, into.row_bytes, into.pitch, next.got, b.length);
-    if (reader_.payload(recv_iov_) != 0) {
-      why = "connection lost in a handover's bytes";
+    if (const int r = reader_.payload(recv_iov_); r != 0) {
+      why = lost(r);
       return false;
     }
     next.got += b.length;
@@ -80,8 +86,8 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
 bool Incoming::receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
                                std::uint64_t& length, std::string& why) {
   std::span<const std::byte> body;
-  if (reader_.body(fh.length, body) != 0) {
-    why = "connection lost in a handover's bytes";
+  if (const int r = reader_.body(fh.length, body); r != 0) {
+    why = lost(r);
     return false;
   }
   wire::Striped st{};
@@ -96,11 +102,17 @@ bool Incoming::receive_striped(const wire::FrameHeader& fh, const Expected& next
   }
   if (!next.continued_by("striped bytes", st.device, st.value, st.part, st.offset, st.length, why)) return false;
   if (const int rc = stripes_.set().recv_striped(st, into.base, into.row_bytes, into.pitch, why); rc != 0) {
-    if (rc != -EPROTO && rc != -ENOMEM) why = "a stripe was lost in a handover's bytes";
+    if (rc == -ETIMEDOUT) why = "the client sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
+    else if (rc != -EPROTO && rc != -ENOMEM) why = "a stripe was lost in a handover's bytes";
     return false;
   }
   length = st.length;
   return true;
+}
+
+std::string Incoming::lost(int rc) const {
+  if (rc == -ETIMEDOUT) return "the client sent nothing for " + std::to_string(silence_ms_) + " ms inside a handover's bytes";
+  return "connection lost in a handover's bytes";
 }
 
 bool Incoming::Expected::continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,

@@ -21,8 +21,10 @@ namespace rig::agent {
 
 class Incoming {
  public:
-  Incoming(engine::FrameReader& reader, JobStripes& stripes, StagingPool& staging, engine::Counters& counters)
-      : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters) {}
+  // silence_ms: the job's silence bound (what a receive that timed out waited).
+  Incoming(engine::FrameReader& reader, JobStripes& stripes, StagingPool& staging, engine::Counters& counters,
+           int silence_ms)
+      : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters), silence_ms_(silence_ms) {}
 
   // Receives the bytes of every part of `ho` with a client source. `runs_at_once`: the handover
   // runs as soon as it is read (the executor's runs_at_once), so bytes may land in place.
@@ -57,6 +59,10 @@ class Incoming {
   JobStripes& stripes_;
   StagingPool& staging_;
   engine::Counters& counters_;
+  // Why a read of the handover's bytes failed with rc.
+  std::string lost(int rc) const;
+
+  int silence_ms_;
   std::vector<iovec> recv_iov_;  // scratch for receives into strided rows
 };
 

@@ -11,8 +11,8 @@ JobStripes::~JobStripes() {
   if (token_ != 0) StripeRegistry::instance().close(token_);
 }
 
-std::uint64_t JobStripes::grant(std::uint32_t max) {
-  token_ = StripeRegistry::instance().open(max);
+std::uint64_t JobStripes::grant(std::uint32_t max, const wire::JobKey& key) {
+  token_ = StripeRegistry::instance().open(max, key);
   return token_;
 }
 
@@ -25,6 +25,7 @@ bool JobStripes::ready() {
   set_ = std::make_unique<engine::StripeSet>(
       backend_ == engine::Backend::kUring && engine::uring_available(), counters_,
       engine::resolve_send_zc_bytes(sockets.front()->fd(), engine::kSendZcAuto));
+  set_->set_silence_ms(silence_ms_);
   for (auto& socket : sockets) set_->add(std::move(socket));
   return true;
 }

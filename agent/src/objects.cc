@@ -12,6 +12,14 @@ void ObjectTable::add(std::uint64_t id, Object o) {
   by_word_[static_cast<std::uint32_t>(id)] = id;
 }
 
+bool ObjectTable::room_for_one(Answer& a, wire::AnswerStatus refusal) const {
+  if (objects_.size() + images_.size() < max_objects_) return true;
+  a = {refusal, 0,
+       "the job holds " + std::to_string(objects_.size() + images_.size()) +
+           " objects and images, the agent's limit (rig-agent --max-objects)"};
+  return false;
+}
+
 bool ObjectTable::alloc(const wire::Request& q, Answer& a, std::string& why) {
   if (objects_.count(q.object) != 0) {
     why = "alloc of object " + std::to_string(q.object) + ", which exists";
@@ -25,6 +33,7 @@ bool ObjectTable::alloc(const wire::Request& q, Answer& a, std::string& why) {
     a = {wire::AnswerStatus::kRefused, 0, "the device has no such memory"};
     return true;
   }
+  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return true;
   Device& d = *devices_[q.device];
   std::shared_ptr<Memory> memory = d.allocate(q.arg0);
   if (!memory) {
@@ -47,6 +56,7 @@ bool ObjectTable::map_peer(const wire::Request& q, Answer& a, std::string& why) 
     why = "map_peer to object " + std::to_string(q.object) + ", which exists";
     return false;
   }
+  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return true;
   std::shared_ptr<Memory> mapped;
   if (reaches(devices_, src->second.device, q.device)) mapped = devices_[q.device]->map_peer(src->second.memory);
   if (!mapped) {
@@ -68,6 +78,7 @@ bool ObjectTable::load_image(const wire::Request& q, std::span<const std::byte> 
     why = "image " + std::to_string(q.object) + ", which exists";
     return false;
   }
+  if (!room_for_one(a, wire::AnswerStatus::kError)) return true;
   auto loaded = program::Image::load(binary);
   if (auto* err = std::get_if<std::string>(&loaded)) {
     a = {wire::AnswerStatus::kError, 0, *err};

@@ -45,7 +45,9 @@ struct Answer {
 
 class ObjectTable final : public program::Objects {
  public:
-  explicit ObjectTable(const std::vector<std::unique_ptr<Device>>& devices) : devices_(devices) {}
+  // max_objects: objects and images the job may hold at once (rig-agent --max-objects).
+  ObjectTable(const std::vector<std::unique_ptr<Device>>& devices, std::uint64_t max_objects)
+      : devices_(devices), max_objects_(max_objects) {}
 
   // Each request (its device checked by the caller) gives an answer, or returns false with
   // `why` when the client broke the protocol (an id that exists already), which fails the job.
@@ -66,10 +68,12 @@ class ObjectTable final : public program::Objects {
   std::span<std::byte> resolve(std::uint32_t word) override;
 
  private:
-  bool exists(std::uint64_t id) const { return objects_.count(id) != 0 || images_.count(id) != 0; }
+  // Whether the job may hold one more object or image; else `a` says why not.
+  bool room_for_one(Answer& a, wire::AnswerStatus refusal) const;
   void add(std::uint64_t id, Object o);
 
   const std::vector<std::unique_ptr<Device>>& devices_;
+  std::uint64_t max_objects_;
   std::unordered_map<std::uint64_t, Object> objects_;
   std::unordered_map<std::uint32_t, std::uint64_t> by_word_;  // low 32 bits of ids
   std::unordered_map<std::uint64_t, std::shared_ptr<ImageObject>> images_;

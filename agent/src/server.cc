@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include "handshake.h"
 #include "session.h"
 
 #include <arpa/inet.h>
@@ -9,6 +10,10 @@
 
 #include <cstring>
 #include <spdlog/spdlog.h>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <system_error>
 #include <thread>
 
 namespace rig::agent {
@@ -26,6 +31,55 @@ void Server::stop() {
   ::shutdown(listen_fd_, SHUT_RDWR);  // async-signal-safe: wakes accept()
 }
 
+void Server::reread_secrets() {
+  try {
+    config_.secrets = load_secrets(config_);
+    spdlog::info("secrets reread: {} in use", config_.secrets->size());
+  } catch (const std::exception& e) {
+    spdlog::error("secrets not reread, the old ones stay: {}", e.what());
+  }
+}
+
+namespace {
+
+// Accept errors that a client can cause (descriptors, buffers or memory exhausted) pass: the
+// agent waits a moment, doubling up to a second, and accepts again.
+bool passes(int err) { return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM; }
+
+std::string peer_name(const sockaddr_storage& peer) {
+  char addr[INET6_ADDRSTRLEN] = "?";
+  std::uint16_t port = 0;
+  if (peer.ss_family == AF_INET) {
+    const auto& in = reinterpret_cast<const sockaddr_in&>(peer);
+    inet_ntop(AF_INET, &in.sin_addr, addr, sizeof addr);
+    port = ntohs(in.sin_port);
+  } else if (peer.ss_family == AF_INET6) {
+    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(peer);
+    inet_ntop(AF_INET6, &in6.sin6_addr, addr, sizeof addr);
+    port = ntohs(in6.sin6_port);
+  }
+  return std::string(addr) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+bool Server::admit(int fd, const std::string& who) {
+  if (!take(gauges_->connections, config_.max_connections)) {
+    refuse(fd, "the agent serves its limit of " + std::to_string(config_.max_connections) +
+                   " connections (rig-agent --max-connections)", 0);
+    spdlog::warn("connection from {} refused: {} connections", who, config_.max_connections);
+    return false;
+  }
+  if (!take(gauges_->handshakes, config_.max_handshakes)) {
+    gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
+    refuse(fd, "the agent has its limit of " + std::to_string(config_.max_handshakes) +
+                   " connections in their handshake (rig-agent --max-handshakes)", 0);
+    spdlog::warn("connection from {} refused: {} handshakes under way", who, config_.max_handshakes);
+    return false;
+  }
+  return true;
+}
+
 void Server::serve(std::uint64_t max_jobs) {
   // Shared with the connection threads, which may outlive this call when max_jobs is 0.
   struct Tally {
@@ -34,34 +88,59 @@ void Server::serve(std::uint64_t max_jobs) {
   };
   auto tally = std::make_shared<Tally>();
   std::uint64_t started = 0;
+  int backoff_ms = 0;
   while (!stopping_.load(std::memory_order_seq_cst)) {
-    sockaddr_in peer{};
+    sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+    const int err = errno;
+    if (reload_.exchange(false, std::memory_order_seq_cst)) reread_secrets();
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (err == EINTR || err == ECONNABORTED) continue;
       if (stopping_.load(std::memory_order_seq_cst)) break;
-      spdlog::error("accept: {}", std::strerror(errno));
-      break;
+      if (!passes(err)) {
+        spdlog::error("accept: {}: the agent stops", std::strerror(err));
+        break;
+      }
+      backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
+      spdlog::warn("accept: {}; accepting again in {} ms", std::strerror(err), backoff_ms);
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      continue;
     }
+    backoff_ms = 0;
     engine::set_job_options(fd);
-    char addr[INET_ADDRSTRLEN] = "?";
-    inet_ntop(AF_INET, &peer.sin_addr, addr, sizeof addr);
-    const std::string who = std::string(addr) + ":" + std::to_string(ntohs(peer.sin_port));
-    ++started;
+    const std::string who = peer_name(peer);
+    if (!admit(fd, who)) continue;
     // A connection is a job or a stripe joining one: only jobs count toward max_jobs. `this`
     // outlives the thread when max_jobs > 0 (serve waits for every thread below).
-    std::thread([this, fd, who, config = config_, tally, max_jobs] {
-      Session session(fd, config, who);
-      if (session.run()) {
-        // seq_cst: the count that ends serve() (read after the stop it may cause).
-        const std::uint64_t n = tally->jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1;
-        if (max_jobs > 0 && n >= max_jobs) stop();
-      }
-      // release: pairs with serve()'s acquire: this thread is done with `this`.
-      tally->finished.fetch_add(1, std::memory_order_release);
-      tally->finished.notify_all();
-    }).detach();
+    try {
+      std::thread([this, fd, who, config = config_, gauges = gauges_, tally, max_jobs] {
+        Held connection(gauges->connections), handshaking(gauges->handshakes);
+        bool job = true;
+        try {  // the thread's edge: no exception crosses it
+          Session session(fd, config, who, *gauges, handshaking);
+          job = session.run();
+        } catch (const std::exception& e) {
+          spdlog::error("connection from {} ended by an internal error: {}", who, e.what());
+        }
+        if (job) {
+          // seq_cst: the count that ends serve() (read after the stop it may cause).
+          const std::uint64_t n = tally->jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1;
+          if (max_jobs > 0 && n >= max_jobs) stop();
+        }
+        // release: pairs with serve()'s acquire: this thread is done with `this`.
+        tally->finished.fetch_add(1, std::memory_order_release);
+        tally->finished.notify_all();
+      }).detach();
+      ++started;
+    } catch (const std::system_error& e) {
+      // No thread for it (threads or memory exhausted): refused, and the agent goes on.
+      gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
+      gauges_->handshakes.fetch_sub(1, std::memory_order_relaxed);
+      refuse(fd, std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
+      spdlog::error("connection from {} refused: no thread: {}", who, e.what());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   if (max_jobs > 0) {
     // Wait for every connection thread this call started.

@@ -3,10 +3,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "rig/engine/tcp.h"
 #include "config.h"
+#include "gauges.h"
 
 namespace rig::agent {
 
@@ -20,13 +22,23 @@ class Server {
   void serve(std::uint64_t max_jobs = 0);
   // Ends serve() from a signal handler or another thread.
   void stop();
+  // Asks serve() to reread the secrets (from a SIGHUP handler, which must interrupt accept:
+  // installed without SA_RESTART). Jobs already running keep theirs.
+  void reload() { reload_.store(true, std::memory_order_seq_cst); }
 
  private:
+  // Counts the connection against the limits, or refuses it (closing fd) and returns false.
+  bool admit(int fd, const std::string& who);
+
   AgentConfig config_;
+  std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   // seq_cst: set by stop() (possibly a signal handler), read by serve() after accept returns.
   std::atomic<bool> stopping_{false};
+  // seq_cst: set by reload() (a signal handler), read and cleared by serve() after accept returns.
+  std::atomic<bool> reload_{false};
+  void reread_secrets();
 };
 
 }  // namespace rig::agent

@@ -16,14 +16,15 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
     : devices(open_devices(config)),
       connection(std::move(socket), counters),
       reader(connection.socket(), counters),
-      stripes(config.backend, counters),
-      objects(devices),
+      stripes(config.backend, counters, config.silence_ms),
+      staging(config.max_staged_bytes),
+      objects(devices, config.max_objects),
       outbox(connection, stripes),
-      incoming(reader, stripes, staging, counters),
+      incoming(reader, stripes, staging, counters, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
-Session::Session(int fd, const AgentConfig& config, std::string peer)
-    : config_(config), peer_(std::move(peer)), fd_(fd) {}
+Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), fd_(fd) {}
 
 Session::~Session() = default;
 
@@ -37,19 +38,37 @@ bool Session::run() {
     return !joining;
   }
   if (first.join) {
-    const bool joined = join_stripe(fd_, first.stripe, config_.backend, why);
+    const bool joined = join_stripe(fd_, first.stripe, config_, why);
+    handshaking_.release();
     if (joined) spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
     else spdlog::warn("data connection from {}: {}", peer_, why);
     return false;  // a stripe of a job: that job's session uses it
   }
-  job_ = std::make_unique<Job>(engine::make_socket(fd_, config_.backend), config_, counters_);
+  wire::Transcript transcript;
+  wire::SecretBytes secret;
+  if (!authenticate(fd_, first.hello, config_, transcript, secret, why)) {
+    spdlog::warn("job from {}: {}: {}", peer_, kAuthFailed, why);
+    refuse(fd_, kAuthFailed);
+    return true;
+  }
+  handshaking_.release();
+  if (!take(gauges_.jobs, config_.max_jobs)) {
+    why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
+    spdlog::warn("job from {} refused: {}", peer_, why);
+    refuse(fd_, why);
+    return true;
+  }
+  Held job_held(gauges_.jobs);
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
+  socket->set_recv_silence_ms(config_.silence_ms);
+  job_ = std::make_unique<Job>(std::move(socket), config_, counters_);
   // Before every read of the socket: what asynchronous devices completed, then what is batched.
   job_->reader.set_before_read([this] {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
     return job_->outbox.flush() ? 0 : -EPIPE;
   });
   bool closed = false;
-  if (send_welcome(job_->connection, first.hello, accounts_of(job_->devices), config_, job_->stripes, why)) {
+  if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
     closed = serve(why);
@@ -78,7 +97,8 @@ bool Session::serve(std::string& why) {
       return true;
     }
     if (rc < 0) {
-      if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
+      if (rc == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
+      else if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
       else why = "protocol violation: " + why;
       return false;
     }
@@ -150,7 +170,7 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
     why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
     return false;
   }
-  if (!job_->executor.check_value(dev, h.fixed.value, why)) return false;
+  if (!job_->executor.check_value(dev, h.fixed.value, why) || !job_->executor.check_room(dev, why)) return false;
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
       !job_->incoming.receive(ho, job_->executor.runs_at_once(ho.waits), why)) {

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "executor.h"
+#include "gauges.h"
 #include "incoming.h"
 #include "job_stripes.h"
 #include "objects.h"
@@ -26,7 +27,9 @@ namespace rig::agent {
 
 class Session {
  public:
-  Session(int fd, const AgentConfig& config, std::string peer);
+  // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
+  // the connections in their handshake, given back once the handshake ends.
+  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking);
   ~Session();
   // Runs the job until it closes or fails; then everything the job held is freed. Returns
   // false when the connection was not a job's (a stripe joining one, or refused as such).
@@ -41,7 +44,7 @@ class Session {
     engine::Connection connection;
     engine::FrameReader reader;
     JobStripes stripes;
-    StagingPool staging;
+    StagingPool staging;  // bounded by config.max_staged_bytes
     ObjectTable objects;
     Outbox outbox;
     Incoming incoming;
@@ -55,6 +58,8 @@ class Session {
 
   AgentConfig config_;
   std::string peer_;
+  Gauges& gauges_;
+  Held& handshaking_;
   int fd_;
   engine::Counters counters_;
   std::unique_ptr<Job> job_;

@@ -1,10 +1,12 @@
 #include "staging.h"
 
+#include <algorithm>
 #include <new>
 
 namespace rig::agent {
 
 std::unique_ptr<std::byte[]> StagingPool::take(std::uint64_t bytes, std::uint64_t& capacity) {
+  if (!admits(bytes)) return nullptr;
   std::size_t best = spare_.size();
   for (std::size_t i = 0; i < spare_.size(); ++i) {
     if (spare_[i].second >= bytes && (best == spare_.size() || spare_[i].second < spare_[best].second)) best = i;
@@ -14,14 +16,19 @@ std::unique_ptr<std::byte[]> StagingPool::take(std::uint64_t bytes, std::uint64_
     capacity = spare_[best].second;
     spare_bytes_ -= capacity;
     spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(best));
+    in_use_ += capacity;
     return buffer;
   }
   capacity = bytes;
-  return std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[bytes]);
+  auto buffer = std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[bytes]);
+  if (buffer) in_use_ += bytes;
+  return buffer;
 }
 
 void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) {
-  if (!buffer || spare_bytes_ + capacity > kSpareBytes) return;  // freed
+  if (!buffer) return;
+  in_use_ -= std::min(in_use_, capacity);  // what take counted
+  if (spare_bytes_ + capacity > kSpareBytes) return;  // freed
   spare_bytes_ += capacity;
   spare_.emplace_back(std::move(buffer), capacity);
 }

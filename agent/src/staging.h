@@ -16,13 +16,22 @@ class StagingPool {
  public:
   static constexpr std::uint64_t kSpareBytes = 256ull << 20;
 
-  // A buffer of at least `bytes` (its size in `capacity`), or null when memory runs out.
+  // limit: bytes of buffers taken and not given back, at most (rig-agent --max-staged-bytes).
+  explicit StagingPool(std::uint64_t limit = ~0ull) : limit_(limit) {}
+  // Whether `bytes` more would stay within the limit.
+  bool admits(std::uint64_t bytes) const { return bytes <= limit_ && in_use_ <= limit_ - bytes; }
+  std::uint64_t limit() const { return limit_; }
+  // A buffer of at least `bytes` (its size in `capacity`), or null when memory runs out or the
+  // limit would be passed.
   std::unique_ptr<std::byte[]> take(std::uint64_t bytes, std::uint64_t& capacity);
   // Gives a buffer back (null is ignored); kept for reuse while the spares fit kSpareBytes.
   void give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity);
   std::uint64_t spare_bytes() const { return spare_bytes_; }
+  std::uint64_t in_use() const { return in_use_; }
 
  private:
+  std::uint64_t limit_;
+  std::uint64_t in_use_ = 0;
   std::vector<std::pair<std::unique_ptr<std::byte[]>, std::uint64_t>> spare_;
   std::uint64_t spare_bytes_ = 0;
 };

@@ -27,14 +27,26 @@ StripeRegistry& StripeRegistry::instance() {
   return registry;
 }
 
-std::uint64_t StripeRegistry::open(std::uint32_t max_stripes) {
+std::uint64_t StripeRegistry::open(std::uint32_t max_stripes, const wire::JobKey& key) {
   std::lock_guard lock(mu_);
   for (;;) {
     const std::uint64_t token = random_token();
     if (token == 0 || jobs_.count(token) != 0) continue;
     jobs_[token].max_stripes = max_stripes;
+    jobs_[token].key = key;
     return token;
   }
+}
+
+bool StripeRegistry::proved(const wire::Join& join, const wire::Nonce& nonce, const wire::Mac& proof) {
+  wire::JobKey key{};
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(join.token);
+    if (it == jobs_.end()) return false;
+    key = it->second.key;
+  }
+  return wire::same_mac(wire::join_proof(key, join, nonce), proof);
 }
 
 void StripeRegistry::close(std::uint64_t token) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rig/engine/socket.h"
+#include "rig/wire/auth.h"
 #include "rig/wire/messages.h"
 
 namespace rig::agent {
@@ -20,8 +21,12 @@ class StripeRegistry {
   // The process's registry.
   static StripeRegistry& instance();
 
-  // A job that accepts up to max_stripes data connections; returns its token (random, not 0).
-  std::uint64_t open(std::uint32_t max_stripes);
+  // A job that accepts up to max_stripes data connections, each proved by the job's key;
+  // returns its token (random, not 0).
+  std::uint64_t open(std::uint32_t max_stripes, const wire::JobKey& key);
+  // Whether `proof` is the join's proof by its job's key against the agent's `nonce` (false
+  // also when no job has the join's token).
+  bool proved(const wire::Join& join, const wire::Nonce& nonce, const wire::Mac& proof);
   // The job ended: later joins are refused; stripes not taken are closed.
   void close(std::uint64_t token);
 
@@ -40,6 +45,7 @@ class StripeRegistry {
  private:
   struct Job {
     std::uint32_t max_stripes = 0;
+    wire::JobKey key{};
     std::uint16_t count = 0;  // 0 until the first join
     std::uint16_t joined = 0;
     std::uint32_t min_kib = 0;

@@ -40,6 +40,18 @@ int FaultySocket::send_all(std::span<const iovec> iov) {
   return 0;
 }
 
+long FaultySocket::send_ready(std::span<const iovec> iov) {
+  if (faults_.max_send_chunk == 0) return inner_->send_ready(iov);
+  IovCursor cur(iov);
+  iovec window[IovCursor::kWindow];
+  std::size_t n = cur.window(window), left = faults_.max_send_chunk, i = 0;
+  for (; i < n && left > 0; ++i) {
+    if (window[i].iov_len > left) window[i].iov_len = left;
+    left -= window[i].iov_len;
+  }
+  return inner_->send_ready({window, i});
+}
+
 long FaultySocket::recv_some(void* buf, std::size_t n) {
   if (faults_.max_recv_chunk > 0 && n > faults_.max_recv_chunk) n = faults_.max_recv_chunk;
   return inner_->recv_some(buf, n);

@@ -19,11 +19,34 @@ int PlainSocket::send_all(std::span<const iovec> iov) {
   });
 }
 
+namespace {
+// A blocking receive with SO_RCVTIMEO set says EAGAIN once the bound passed with no byte.
+long timed_out_is(long rc) { return rc == -EAGAIN || rc == -EWOULDBLOCK ? -ETIMEDOUT : rc; }
+}  // namespace
+
+void PlainSocket::set_recv_silence_ms(int ms) {
+  const timeval tv{ms / 1000, (ms % 1000) * 1000};
+  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+long send_now(int fd, std::span<const iovec> iov) {
+  msghdr msg{};
+  msg.msg_iov = const_cast<iovec*>(iov.data());
+  msg.msg_iovlen = iov.size();
+  for (;;) {
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 ? (errno == EWOULDBLOCK ? -EAGAIN : -errno) : n;
+  }
+}
+
+long PlainSocket::send_ready(std::span<const iovec> iov) { return send_now(fd_, iov); }
+
 long PlainSocket::recv_some(void* buf, std::size_t n) {
   for (;;) {
     const ssize_t got = ::recv(fd_, buf, n, 0);
     if (got < 0 && errno == EINTR) continue;
-    return got < 0 ? -errno : got;
+    return got < 0 ? timed_out_is(-errno) : got;
   }
 }
 
@@ -36,9 +59,11 @@ long PlainSocket::recv_ready(void* buf, std::size_t n) {
 }
 
 int PlainSocket::recv_all(std::span<const iovec> iov) {
+  // Each call waits at most the silence bound for its first byte and returns what came by then
+  // (MSG_WAITALL ends early at the bound): the next call's wait starts anew.
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
     const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);
-    return n < 0 ? -errno : n;
+    return n < 0 ? timed_out_is(-errno) : n;
   });
 }
 

@@ -1,5 +1,7 @@
 #include "rig/engine/tcp.h"
 
+#include "rig/engine/iov_cursor.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -81,6 +83,38 @@ int recv_within(int fd, void* buf, std::size_t n, int timeout_ms) {
     n -= static_cast<std::size_t>(got);
   }
   return 0;
+}
+
+int send_within(int fd, std::span<const iovec> iov, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  IovCursor cursor(iov);
+  while (!cursor.done()) {
+    iovec window[IovCursor::kWindow];
+    msghdr msg{};
+    msg.msg_iov = window;
+    msg.msg_iovlen = cursor.window(window);
+    const ssize_t sent = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent > 0) {
+      cursor.advance(static_cast<std::size_t>(sent));
+      continue;
+    }
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0 && errno != EAGAIN) return -errno;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd, POLLOUT, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::max<long>(0, left.count())));
+    if (ready < 0 && errno != EINTR) return -errno;
+    if (ready == 0) return -ETIME;
+  }
+  return 0;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr a4{};
+  if (::inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
 }
 
 bool peer_is_loopback(int fd) {

@@ -48,6 +48,35 @@ class Ring {
     return res;
   }
 
+  // Runs one prepared operation as run() does, cancelled once timeout_ms pass (a linked
+  // timeout): then -ETIMEDOUT, unless the operation reports what it did by then. timeout_ms
+  // <= 0: no bound. Reaps both completions before it returns.
+  template <class Prep>
+  int run_within(Prep prep, int timeout_ms) {
+    if (timeout_ms <= 0) return run(prep);
+    if (error_ != 0) return error_;
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_sqe* timer = sqe != nullptr ? io_uring_get_sqe(&ring_) : nullptr;
+    if (timer == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
+    prep(sqe);
+    sqe->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(sqe, kOperation);
+    __kernel_timespec ts{timeout_ms / 1000, static_cast<long long>(timeout_ms % 1000) * 1000000};
+    io_uring_prep_link_timeout(timer, &ts, 0);
+    io_uring_sqe_set_data64(timer, kTimer);
+    if (const int rc = submit(); rc < 0) return rc;
+    int res = 0;
+    bool fired = false;
+    for (int reaped = 0; reaped < 2; ++reaped) {
+      io_uring_cqe* cqe = nullptr;
+      if (const int w = wait(cqe); w < 0) return w;
+      if (io_uring_cqe_get_data64(cqe) == kOperation) res = cqe->res;
+      else fired = cqe->res == -ETIME;
+      io_uring_cqe_seen(&ring_, cqe);
+    }
+    return fired && res == -ECANCELED ? -ETIMEDOUT : res;
+  }
+
   // Runs one zero-copy send to completion: its result CQE and, when that carries
   // IORING_CQE_F_MORE, the notification CQE (IORING_CQE_F_NOTIF) after which the kernel no
   // longer reads the sent memory. Either may come first. Returns the result (bytes or -errno);
@@ -89,6 +118,7 @@ class Ring {
   int submit();                      // submits the one prepared SQE
   int wait(io_uring_cqe*& cqe);      // waits for a CQE, retrying on EINTR
 
+  static constexpr __u64 kOperation = 1, kTimer = 2;
   io_uring ring_{};
   int error_ = 0;
 };

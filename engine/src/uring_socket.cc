@@ -157,8 +157,8 @@ long UringSocket::recv_ready(void* buf, std::size_t n) {
 
 long UringSocket::recv_some(void* buf, std::size_t n) {
   for (;;) {
-    const int got = thread_ring().run(
-        [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, fd_, buf, n, 0); });
+    const int got = thread_ring().run_within(
+        [&](io_uring_sqe* sqe) { io_uring_prep_recv(sqe, fd_, buf, n, 0); }, recv_silence_ms_);
     if (got == -EINTR || got == -EAGAIN) continue;
     return got;
   }
@@ -166,7 +166,10 @@ long UringSocket::recv_some(void* buf, std::size_t n) {
 
 int UringSocket::recv_all(std::span<const iovec> iov) {
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
-    return thread_ring().run([&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); });
+    // MSG_WAITALL: a receive the silence bound cancels reports what it took by then (or
+    // -ECANCELED when nothing came, which run_within turns into -ETIMEDOUT).
+    return thread_ring().run_within(
+        [&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); }, recv_silence_ms_);
   });
 }
 

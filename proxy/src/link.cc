@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "link_handshake.h"
 #include "pending_request.h"
 #include "proxy_slot.h"
 #include "rig/engine/iov_cursor.h"
@@ -22,56 +23,6 @@
 
 namespace rig::remote {
 namespace {
-
-constexpr int kHandshakeTimeoutMs = 10000;
-
-// Receives exactly n bytes on a blocking fd within the handshake's time, or throws naming
-// `what` (the handshake, or a stripe's join).
-void handshake_recv(int fd, void* buf, std::size_t n, const std::string& what, const std::string& endpoint) {
-  const int rc = engine::recv_within(fd, buf, n, kHandshakeTimeoutMs);
-  if (rc == -ETIME) {
-    throw std::runtime_error(what + " with agent " + endpoint + ": no answer within " +
-                             std::to_string(kHandshakeTimeoutMs) + " ms");
-  }
-  if (rc == -ECONNRESET) throw std::runtime_error(what + " with agent " + endpoint + ": connection closed");
-  if (rc != 0) throw std::system_error(-rc, std::generic_category(), what + " with agent " + endpoint);
-}
-
-// Reads one frame of the handshake on the blocking fd: its header and its body (8-byte aligned).
-// A kFailure is the agent's refusal: thrown with its text; any type but `want` is an error.
-std::vector<std::uint64_t> handshake_frame(int fd, wire::MsgType want, wire::FrameHeader& h,
-                                           const std::string& what, const std::string& endpoint) {
-  handshake_recv(fd, &h, sizeof h, what, endpoint);
-  if (const char* bad = wire::check_header(h)) {
-    throw std::runtime_error(what + " with agent " + endpoint + ": " + bad);
-  }
-  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kFailure) && h.length <= 8 + wire::kMaxText) {
-    std::vector<std::uint64_t> body((h.length + 7) / 8);
-    handshake_recv(fd, body.data(), h.length, what, endpoint);
-    wire::FailureView f;
-    std::string why;
-    if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
-      throw std::runtime_error("agent " + endpoint + " refused the " +
-                               (what == "handshake" ? std::string("job") : what) + ": " + std::string(f.text));
-    }
-    throw std::runtime_error(what + " with agent " + endpoint + ": " + why);
-  }
-  if (h.type != static_cast<std::uint16_t>(want)) {
-    throw std::runtime_error(what + " with agent " + endpoint + ": expected " +
-                             wire::type_name(static_cast<std::uint16_t>(want)) + ", got " +
-                             wire::type_name(h.type));
-  }
-  std::vector<std::uint64_t> body((h.length + 7) / 8);
-  handshake_recv(fd, body.data(), h.length, what, endpoint);
-  return body;
-}
-
-template <class M>
-void handshake_send(int fd, const M& framed, const std::string& what, const std::string& endpoint) {
-  if (::send(fd, &framed, sizeof framed, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof framed)) {
-    throw std::system_error(errno, std::generic_category(), what + " with agent " + endpoint);
-  }
-}
 
 // The stripes a link asks for: the option, or for kAuto none on loopback and the default
 // elsewhere, unless RIG_STRIPES says.
@@ -91,6 +42,9 @@ std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& opti
                                                  engine::Counters& counters) {
   std::unique_ptr<engine::Socket> socket =
       engine::make_socket(fd, options.backend, {options.send_zc_bytes, &counters});
+  // Inside a frame too, an agent silent for silence_ms fails the job (the idle watch covers the
+  // gaps between frames).
+  socket->set_recv_silence_ms(options.silence_ms);
   if (options.inject_faults) {
     socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
   }
@@ -106,29 +60,12 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
     const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
     fd = engine::tcp_connect(ep);
     const int stripes = wanted_stripes(options, fd);
-    // The handshake runs on the blocking fd with a time bound, before any backend owns it.
     const std::uint32_t offer = wire::kFeaturePrograms | (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
-    handshake_send(fd, wire::frame(wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, offer, 0}),
-                   "handshake", endpoint_);
-    wire::FrameHeader h{};
-    const std::vector<std::uint64_t> body = handshake_frame(fd, wire::MsgType::kWelcome, h, "handshake", endpoint_);
-    wire::WelcomeView welcome;
-    std::string why;
-    if (!wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, welcome, why)) {
-      throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
-    }
-    if ((welcome.fixed.features & ~offer) != 0) {
-      throw std::runtime_error("handshake with agent " + endpoint_ + ": it accepted features never offered");
-    }
-    accounts_.assign(welcome.accounts.begin(), welcome.accounts.end());
-    if ((welcome.fixed.features & wire::kFeatureStripes) != 0) {
-      const std::vector<std::uint64_t> g = handshake_frame(fd, wire::MsgType::kStripeGrant, h, "handshake", endpoint_);
-      wire::StripeGrant grant{};
-      if (!wire::decode({reinterpret_cast<const std::byte*>(g.data()), h.length}, grant, why)) {
-        throw std::runtime_error("handshake with agent " + endpoint_ + ": " + why);
-      }
-      join_stripes(ep, grant, stripes, options, fd);
-    }
+    const std::optional<engine::Secret> secret =
+        options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
+    Greeting greeting = greet(fd, offer, secret, endpoint_);
+    accounts_ = std::move(greeting.accounts);
+    if (greeting.grant) join_stripes(ep, *greeting.grant, greeting.key, stripes, options, fd);
   } catch (...) {
     stripes_.reset();
     if (fd >= 0) ::close(fd);
@@ -144,8 +81,8 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   }
 }
 
-void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
-                        const LinkOptions& options, int job_fd) {
+void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, const wire::JobKey& key,
+                        int wanted, const LinkOptions& options, int job_fd) {
   const auto count = static_cast<std::uint16_t>(std::min<std::uint32_t>(wanted, grant.max_stripes));
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
   const auto min_kib = static_cast<std::uint32_t>(
@@ -160,15 +97,8 @@ void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& gra
   for (std::uint16_t i = 0; i < count; ++i) {
     const int fd = engine::tcp_connect(ep);
     stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on
-    const std::string what = "stripe " + std::to_string(i);
-    const auto join = wire::frame(wire::MsgType::kJoin,
-                                  wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token});
-    handshake_send(fd, join, what, endpoint_);
-    wire::FrameHeader h{};
-    const std::vector<std::uint64_t> echo = handshake_frame(fd, wire::MsgType::kJoin, h, what, endpoint_);
-    if (h.length != sizeof join.msg || std::memcmp(echo.data(), &join.msg, sizeof join.msg) != 0) {
-      throw std::runtime_error(what + " with agent " + endpoint_ + ": the join was not echoed");
-    }
+    remote::join(fd, wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token}, key,
+         "stripe " + std::to_string(i), endpoint_);
   }
 }
 
@@ -184,12 +114,25 @@ int Link::on_idle(std::int64_t silent_ms) {
   }
   // Ping only when nobody sends: a sender blocked on a full socket is itself a sign of life
   // being awaited, and the receiving thread must never wait for the turn.
-  if (connection_->try_hold()) {
-    const auto ping = wire::frame(wire::MsgType::kPing, wire::Ping{static_cast<std::uint64_t>(silent_ms)});
-    ::send(connection_->socket().fd(), &ping, sizeof ping, MSG_DONTWAIT | MSG_NOSIGNAL);
-    connection_->release();
-  }
+  send_control(wire::frame(wire::MsgType::kPing, wire::Ping{static_cast<std::uint64_t>(silent_ms)}));
   return 0;
+}
+
+template <class Framed>
+void Link::send_control(const Framed& f) {
+  if (!connection_->try_hold()) return;  // a sender is busy: this frame is not needed then
+  const iovec iov = engine::to_iov(&f, sizeof f);
+  const long sent = connection_->socket().send_ready({&iov, 1});
+  if (sent > 0 && static_cast<std::size_t>(sent) < sizeof f) {
+    // The kernel took a part: the rest must follow, or the stream would hold half a frame.
+    const iovec rest = engine::to_iov(reinterpret_cast<const char*>(&f) + sent, sizeof f - static_cast<std::size_t>(sent));
+    connection_->socket().send_all({&rest, 1});
+  }
+  if (sent > 0) {
+    engine::bump(counters_.messages_sent, 1);  // the turn holder writes the send counters
+    engine::bump(counters_.bytes_sent, sizeof f);
+  }
+  connection_->release();
 }
 
 Link::~Link() {
@@ -206,11 +149,7 @@ void Link::join() {
 }
 
 void Link::close() {
-  if (connection_ && connection_->try_hold()) {
-    const auto framed = wire::frame(wire::MsgType::kClose, wire::Close{0});
-    ::send(connection_->socket().fd(), &framed, sizeof framed, MSG_DONTWAIT | MSG_NOSIGNAL);
-    connection_->release();
-  }
+  if (connection_) send_control(wire::frame(wire::MsgType::kClose, wire::Close{0}));
   shutdown();
 }
 

@@ -24,8 +24,9 @@ void Link::receive_loop() {
       why = "protocol violation by the agent: " + why;
       break;
     }
-    if (rc == -ETIMEDOUT && !idle_why_.empty()) {
-      why = idle_why_;
+    if (rc == -ETIMEDOUT) {
+      why = !idle_why_.empty() ? idle_why_
+                               : "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a frame";
       break;
     }
     if (rc < 0) {
@@ -178,7 +179,8 @@ bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
   row_iov_.clear();
   engine::append_rows(row_iov_, c->base, c->row_bytes, c->pitch, b.offset, b.length);
   if (const int rc = reader_->payload(row_iov_); rc != 0) {
-    why = std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
+    why = rc == -ETIMEDOUT ? "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a bytes payload"
+                           : std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
     return false;
   }
   landed(*slot(b.device), *c, b.length);

@@ -100,6 +100,15 @@ int Proxy::room(const rig_submission& s) const {
   return in_flight > kRoomBytes ? RIG_LATER : RIG_FITS;
 }
 
+int Proxy::fail_internally(const char** why, const char* what) noexcept {
+  try {
+    return fail_submit(why, std::string("internal error in submit: ") + what);
+  } catch (...) {  // no memory even for the reason
+    if (why != nullptr) *why = "internal error in submit (out of memory)";
+    return RIG_FAILED;
+  }
+}
+
 int Proxy::fail_submit(const char** why, std::string text) {
   why_ = std::move(text);
   if (why != nullptr) *why = why_.c_str();

@@ -4,7 +4,9 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "agent_process.h"
 #include "raw_peer.h"
@@ -31,52 +33,13 @@ class BadClient : public ::testing::Test {
     EXPECT_EQ(up, down);
   }
 
-  static wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes) {
-    wire::Part p{};
-    p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-    p.copy.src = src;
-    p.copy.dst = dst;
-    p.copy.rows = 1;
-    p.copy.row_bytes = bytes;
-    p.copy.src_pitch = bytes;
-    p.copy.dst_pitch = bytes;
-    return p;
-  }
   // Allocates object 5 and hands over a copy of 1 MiB from the client into it, announcing its
   // bytes as striped (kStriped), whatever the job was granted.
   static void send_striped_copy(RawClient& c) {
     alloc(c, 5, 1u << 20);
-    wire::Side client{};
-    client.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-    send_handover(c, 1, 1, {copy_part(client, object(5), 1u << 20)});
+    send_handover(c, 1, 1, {copy_part(client_side(), object(5), 1u << 20)});
     send_msg(c.fd(), wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 1u << 20, 1u << 19});
   }
-  static wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
-    wire::Side s{};
-    s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
-    s.handle = id;
-    s.offset = offset;
-    return s;
-  }
-  // Allocates object `id` of `bytes` on device 1 and waits for the answer.
-  static void alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes) {
-    wire::Request r{};
-    r.id = 1;
-    r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
-    r.device = 1;
-    r.object = id;
-    r.arg0 = bytes;
-    ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
-    RawFrame f;
-    ASSERT_TRUE(read_frame(c.fd(), f));
-    ASSERT_EQ(f.header.type, static_cast<std::uint16_t>(wire::MsgType::kAnswer));
-  }
-  static void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value,
-                            const std::vector<wire::Part>& parts) {
-    const wire::Handover h{device, 0, value, static_cast<std::uint32_t>(parts.size()), 0};
-    ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, std::as_bytes(std::span(parts))));
-  }
-
   AgentProcess agent_;
 };
 
@@ -88,24 +51,73 @@ TEST_F(BadClient, GarbageInsteadOfHelloIsRefused) {
   EXPECT_NE(why.find("hello"), std::string::npos) << why;
 }
 
-TEST_F(BadClient, AJoinWithAnUnknownTokenIsRefused) {
+TEST_F(BadClient, AJoinWithAnUnknownTokenLearnsOnlyThatAuthenticationFailed) {
   RawClient c(agent_.endpoint());
-  send_msg(c.fd(), wire::MsgType::kJoin, wire::Join{wire::kMagic, wire::kVersion, 0, 1, 0, 1024, 12345});
-  const std::string why = c.failure_text();
-  EXPECT_NE(why.find("join refused: no job of this agent has that token"), std::string::npos) << why;
+  const wire::Join join{wire::kMagic, wire::kVersion, 0, 1, 0, 1024, 12345};
+  send_msg(c.fd(), wire::MsgType::kJoin, join);
+  RawFrame challenge;
+  ASSERT_TRUE(read_frame(c.fd(), challenge));
+  ASSERT_EQ(challenge.header.type, static_cast<std::uint16_t>(wire::MsgType::kChallenge));
+  send_msg(c.fd(), wire::MsgType::kProof, wire::Proof{});
+  EXPECT_EQ(c.failure_text(), "authentication failed");
 }
 
 TEST_F(BadClient, StripedBytesBeforeTheStripesJoinedFailTheJob) {
   RawClient c(agent_.endpoint());
-  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHello,
-                       wire::Hello{wire::kMagic, wire::kVersion, 0, wire::kFeatureStripes, 0}));
-  RawFrame welcome, grant;
-  ASSERT_TRUE(read_frame(c.fd(), welcome));
-  ASSERT_TRUE(read_frame(c.fd(), grant));
-  ASSERT_EQ(grant.header.type, static_cast<std::uint16_t>(wire::MsgType::kStripeGrant));
+  c.hello(wire::kFeatureStripes);
+  ASSERT_NE(c.grant().token, 0u);
   send_striped_copy(c);
   const std::string why = c.failure_text();
   EXPECT_NE(why.find("striped bytes before all of the job's stripes joined"), std::string::npos) << why;
+}
+
+TEST(AgentSilence, AClientThatStopsInsideAHandoversBytesLosesOnlyItsJobWithinTheBound) {
+  AgentProcess agent({"--silence-ms", "300"});
+  RawClient c(agent.endpoint());
+  c.hello();
+  wire::Request r{};
+  r.id = 1;
+  r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+  r.device = 1;
+  r.object = 5;
+  r.arg0 = 4096;
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
+  RawFrame answer;
+  ASSERT_TRUE(read_frame(c.fd(), answer));
+  wire::Part p{};
+  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+  p.copy.src.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+  p.copy.dst.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
+  p.copy.dst.handle = 5;
+  p.copy.rows = 1;
+  p.copy.row_bytes = p.copy.src_pitch = p.copy.dst_pitch = 4096;
+  const wire::Handover h{1, 0, 1, 1, 0};
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, std::as_bytes(std::span(&p, 1))));
+  // The bytes message promises 4096 bytes; 100 come, then nothing.
+  const auto f = wire::frame(wire::MsgType::kBytes, wire::Bytes{1, 0, 1, 0, 4096, 0}, 4096);
+  const std::vector<std::byte> some(100, std::byte{1});
+  ASSERT_TRUE(write_all(c.fd(), &f, sizeof f) && write_all(c.fd(), some.data(), some.size()));
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("the client sent nothing for 300 ms inside a handover's bytes"), std::string::npos) << why;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_TRUE(agent.alive());
+}
+
+TEST(AgentSilence, AnIdleJobWhoseClientPingsStaysAndASilentOneIsEnded) {
+  AgentProcess agent({"--silence-ms", "400"});
+  auto job = remote::Job::create();
+  remote::LinkOptions options;
+  options.keepalive_ms = 100;  // it pings an agent silent for 100 ms, which echoes
+  job->connect(agent.endpoint(), options);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // idle, well past the bound
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  RawClient silent(agent.endpoint());
+  silent.hello();  // then says nothing, and answers no ping (the agent sends none)
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string why = silent.failure_text();
+  EXPECT_NE(why.find("the client sent nothing for 400 ms"), std::string::npos) << why;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
 TEST(AgentJobs, AMalformedJoinIsNotCountedAsAJob) {

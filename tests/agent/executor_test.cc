@@ -15,6 +15,7 @@
 #include "handover.h"
 #include "objects.h"
 #include "random_bytes.h"
+#include "raw_peer.h"
 #include "rig/program/program.h"
 #include "staging.h"
 
@@ -49,24 +50,9 @@ class Recorder final : public Reports {
   std::vector<Event> events;
 };
 
-wire::Side client() {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-  return s;
-}
-wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
-  s.handle = id;
-  s.offset = offset;
-  return s;
-}
-wire::Part copy(wire::Side src, wire::Side dst, std::uint64_t bytes) {
-  wire::Part p{};
-  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-  p.copy = {src, dst, 1, bytes, bytes, bytes};
-  return p;
-}
+using test::client_side;
+using test::copy_part;
+using test::object;
 
 class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
  protected:
@@ -76,7 +62,7 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
     config.sim_completion = GetParam();
     config.instruction_budget = 10000;
     devices_ = open_devices(config);
-    objects_ = std::make_unique<ObjectTable>(devices_);
+    objects_ = std::make_unique<ObjectTable>(devices_, 1u << 16);
     executor_ = std::make_unique<Executor>(devices_, *objects_, staging_, recorder_, config.instruction_budget);
   }
   bool later() const { return GetParam() == SimCompletion::kLater; }
@@ -134,9 +120,9 @@ TEST_P(ExecutorTest, ADevicesHandoversRunInTheOrderHandedOverAndEachValuesBytesP
   alloc(5, 1, 4096);
   const auto first = test::random_bytes(4096, 1), second = test::random_bytes(4096, 2);
   std::copy(first.begin(), first.end(), host(5));
-  hand_over(1, 1, {}, {copy(object(5), client(), 4096)});
-  hand_over(1, 2, {}, {copy(client(), object(5), 4096)}, {second});
-  hand_over(1, 4, {}, {copy(object(5), client(), 4096)});
+  hand_over(1, 1, {}, {copy_part(object(5), client_side(), 4096)});
+  hand_over(1, 2, {}, {copy_part(client_side(), object(5), 4096)}, {second});
+  hand_over(1, 4, {}, {copy_part(object(5), client_side(), 4096)});
   run();
   const auto names = recorder_.names();
   ASSERT_EQ(names.size(), 5u);
@@ -158,13 +144,13 @@ TEST_P(ExecutorTest, AWaitOnAnotherDeviceHoldsOnlyTheWaitingDevicesQueue) {
   alloc(6, 2, 64);
   const auto bytes = test::random_bytes(64, 3);
   // Device 1's value 1 waits for device 2's value 1, which is not handed over yet.
-  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy(object(6), object(5), 64)});
-  hand_over(1, 2, {}, {copy(object(5), client(), 64)});
+  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(6), object(5), 64)});
+  hand_over(1, 2, {}, {copy_part(object(5), client_side(), 64)});
   hand_over(0, 1, {}, {});
   run();
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 0:1"}));  // the host went on
   EXPECT_EQ(executor_->done(1), 0u);
-  hand_over(2, 1, {}, {copy(client(), object(6), 64)}, {bytes});
+  hand_over(2, 1, {}, {copy_part(client_side(), object(6), 64)}, {bytes});
   run();
   const std::vector<std::string> want =
       later() ? std::vector<std::string>{"done 0:1", "done 2:1", "bytes 1:2:0", "done 1:1", "done 1:2"}
@@ -234,7 +220,7 @@ TEST_P(ExecutorTest, CompletionReportedLaterIsReportedOnlyByAPollAndHoldsWaitsAn
 
 TEST_P(ExecutorTest, StagingIsGivenBackOnlyOnceItsValueIsDone) {
   alloc(5, 1, 1 << 20);
-  hand_over(1, 1, {}, {copy(client(), object(5), 1 << 20)}, {test::random_bytes(1 << 20, 4)});
+  hand_over(1, 1, {}, {copy_part(client_side(), object(5), 1 << 20)}, {test::random_bytes(1 << 20, 4)});
   std::string why;
   ASSERT_TRUE(executor_->run_ready(why)) << why;
   EXPECT_EQ(staging_.spare_bytes(), later() ? 0u : std::uint64_t{1} << 20);
@@ -244,7 +230,7 @@ TEST_P(ExecutorTest, StagingIsGivenBackOnlyOnceItsValueIsDone) {
 
 TEST_P(ExecutorTest, ClearDropsPendingWorkAndWhatItHeld) {
   alloc(5, 1, 4096);
-  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy(object(5), client(), 4096)});
+  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(5), client_side(), 4096)});
   std::weak_ptr<Memory> memory = objects_->object(5)->memory;
   objects_->clear();
   EXPECT_FALSE(memory.expired()) << "pending work lost its memory";

@@ -56,6 +56,42 @@ TEST_P(SocketTest, RecvReadyTakesWhatIsThereAndNeverWaits) {
   EXPECT_EQ(p.b->recv_ready(buf, sizeof buf), 0);  // end of stream
 }
 
+TEST_P(SocketTest, AReceiveThatSeesNoByteForTheSilenceBoundReturnsTimedOut) {
+  Pair p = connected(GetParam());
+  p.b->set_recv_silence_ms(100);
+  // The peer sends half of what the receiver waits for, then nothing.
+  const auto half = pattern(1000, 1);
+  const iovec out{const_cast<char*>(half.data()), half.size()};
+  ASSERT_EQ(p.a->send_all({&out, 1}), 0);
+  std::vector<char> in(2000);
+  const iovec iov{in.data(), in.size()};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(p.b->recv_all({&iov, 1}), -ETIMEDOUT);
+  char c;
+  EXPECT_EQ(p.b->recv_some(&c, 1), -ETIMEDOUT);
+  // Bounded: far below the 10 s a hung receive would be cut at by this test's own limit.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_P(SocketTest, ASlowPeerThatKeepsSendingIsNotSilent) {
+  Pair p = connected(GetParam());
+  p.b->set_recv_silence_ms(300);
+  const auto data = pattern(10, 2);
+  // 10 bytes, one every 100 ms: a second in all, never silent for 300 ms.
+  std::thread slow([&] {
+    for (char c : data) {
+      const iovec one{const_cast<char*>(&c), 1};
+      p.a->send_all({&one, 1});
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::vector<char> in(data.size());
+  const iovec iov{in.data(), in.size()};
+  EXPECT_EQ(p.b->recv_all({&iov, 1}), 0);
+  slow.join();
+  EXPECT_EQ(in, data);
+}
+
 TEST_P(SocketTest, ScatterSendGatherReceiveIsExact) {
   Pair p = connected(GetParam());
   const auto data = pattern(3 << 20, 1);

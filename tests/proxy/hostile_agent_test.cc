@@ -25,6 +25,12 @@ using harness::Work;
 using remote::Job;
 
 // Waits until the job has failed and returns its root cause ("" if it never fails).
+// Sets the promise on every path out of a test, so that a fake agent's thread waiting on it ends.
+struct ReleaseAtEnd {
+  std::promise<void>& p;
+  ~ReleaseAtEnd() { p.set_value(); }
+};
+
 std::string root_cause(Job& job) {
   for (int i = 0; i < 5000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return job.failed() ? job.fault_text() : std::string();
@@ -111,16 +117,12 @@ TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobClo
   // 64 MiB fills the socket buffers (about 10 MB on loopback) and blocks in the kernel.
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  struct Release {
-    std::promise<void>& p;
-    ~Release() { p.set_value(); }  // on every path out: the fake agent's thread must end
-  };
   FakeAgent agent(1, [released](int fd) {
     answer_next_request(fd);
     released.wait();
     drain(fd);
   });
-  Release release_at_end{release};
+  ReleaseAtEnd release_at_end{release};
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -366,6 +368,65 @@ TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
   agent.signal(SIGCONT);
 }
 
+TEST(HostileAgent, AnAgentThatStopsInsideABytesPayloadFailsTheJobWithinTheSilenceBound) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  FakeAgent agent(1, [released](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    // The header promises 64 bytes; 32 come, then nothing (the connection stays open).
+    const auto f = wire::frame(wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 64, 0}, 64);
+    const std::vector<std::byte> half(32, std::byte{0x33});
+    write_all(fd, &f, sizeof f);
+    write_all(fd, half.data(), half.size());
+    released.wait();
+    drain(fd);
+  });
+  ReleaseAtEnd release_at_end{release};
+  auto job = Job::create();
+  remote::LinkOptions options;
+  options.keepalive_ms = 100;
+  options.silence_ms = 300;
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  std::vector<std::byte> here(64, std::byte{0xaa});
+  Work w;
+  w.to_host(*region, 0, here.data(), 64);
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(dev.submit(w).rc, RIG_COMMITTED);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("the agent sent nothing for 300 ms inside a bytes payload"), std::string::npos) << why;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(dev->signaled(), 0u);
+}
+
+TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::LinkOptions options;
+  options.keepalive_ms = 20;
+  options.silence_ms = 5000;
+  options.inject_faults = true;
+  options.faults.max_send_chunk = 3;  // every send takes at most 3 bytes: a ping is 16
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  // Idle: the agent answers nothing unasked, so the link pings it every 20 ms. A ping cut short
+  // would leave the agent a garbled frame, and it would fail the job.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  ASSERT_FALSE(job->failed()) << job->fault_text();
+  std::vector<std::byte> up(64, std::byte{5}), down(64);
+  Work w;
+  w.to_device(up.data(), *region, 0, 64).to_host(*region, 0, down.data(), 64);
+  dev.wait(dev.run(w));
+  EXPECT_EQ(up, down);
+  // The agent echoed the pings: they reached it whole.
+  EXPECT_GT(link.counters().messages_received.load(std::memory_order_relaxed), 10u);
+}
+
 TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {
   FakeAgent agent(
       1,
@@ -380,6 +441,28 @@ TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {
     FAIL() << "connect took a welcome with no accounts";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("account count"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostileAgent, AnAgentWhoseWelcomeDoesNotProveTheSecretIsRefusedAtConnect) {
+  // It saw the job's proof (so it relayed or guessed the challenge) but cannot make its own:
+  // an impostor, or a reflection of the job's own proof.
+  FakeAgent agent(
+      1,
+      [](int fd) {
+        const auto accounts = fake_accounts(1);
+        wire::Welcome w{wire::kMagic, wire::kVersion, 1, 0, static_cast<std::uint32_t>(accounts.size())};
+        w.mac[0] = 1;
+        send_msg(fd, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
+        drain(fd);
+      },
+      /*welcome=*/false);
+  auto job = Job::create();
+  try {
+    job->connect(agent.endpoint());
+    FAIL() << "connect took a welcome that proves no secret";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("authentication failed (the agent's proof"), std::string::npos) << e.what();
   }
 }
 

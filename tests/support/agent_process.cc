@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 extern char** environ;
 
@@ -18,7 +19,31 @@ namespace rig::test {
 
 std::string agent_path() { return RIG_AGENT_PATH; }
 
-AgentProcess::AgentProcess(std::vector<std::string> args) {
+namespace {
+
+// Made before main (no thread runs yet, so setenv races with no getenv).
+struct TestSecretFile {
+  TestSecretFile() { ::setenv("RIG_SECRET_FILE", file.path().c_str(), 1); }
+  engine::PrivateSecretFile file;
+};
+const TestSecretFile g_secret_file;
+
+// The environment without the secret's variables (an open agent's).
+std::vector<char*> environment_without_secret() {
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view v(*e);
+    if (v.rfind("RIG_SECRET_FILE=", 0) != 0 && v.rfind("RIG_SECRET=", 0) != 0) env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+
+}  // namespace
+
+engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
+
+AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   std::vector<std::string> argv_s = {agent_path(), "--listen", "127.0.0.1:0", "--log", "warn"};
@@ -29,13 +54,15 @@ AgentProcess::AgentProcess(std::vector<std::string> args) {
     for (std::string w; words >> w;) argv_s.push_back(w);
   }
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  argv_s.insert(argv_s.begin(), wrapper.begin(), wrapper.end());
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  const int rc = posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
+  std::vector<char*> env = open ? environment_without_secret() : std::vector<char*>{};
+  const int rc = posix_spawnp(&pid_, argv[0], &fa, nullptr, argv.data(), open ? env.data() : environ);
   posix_spawn_file_actions_destroy(&fa);
   ::close(out[1]);
   if (rc != 0) {

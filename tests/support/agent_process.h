@@ -7,11 +7,21 @@
 #include <string>
 #include <vector>
 
+#include "rig/engine/secret.h"
+
 namespace rig::test {
+
+// The test process's secret: a private file made once, named by RIG_SECRET_FILE in the
+// process's environment (set before main), so every agent a test starts and every job it makes
+// prove it.
+engine::Secret test_secret();
 
 class AgentProcess {
  public:
-  explicit AgentProcess(std::vector<std::string> args = {});
+  // `open`: the agent runs without a secret (its environment has none).
+  // `wrapper`: a command that runs the agent (e.g. {"prlimit", "--nofile=32"}).
+  explicit AgentProcess(std::vector<std::string> args = {}, bool open = false,
+                        std::vector<std::string> wrapper = {});
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;

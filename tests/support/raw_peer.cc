@@ -1,5 +1,11 @@
 #include "raw_peer.h"
 
+#include <gtest/gtest.h>
+#include "agent_process.h"
+#include "rig/wire/auth.h"
+
+#include <algorithm>
+
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -91,18 +97,43 @@ std::vector<wire::Account> fake_accounts(std::uint32_t devices) {
   return v;
 }
 
+namespace {
+
+// The agent's side of the handshake, as rig-agent does it, with the test process's secret; the
+// welcome only with `welcome`.
+void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool welcome) {
+  RawFrame f;
+  wire::Hello hello{};
+  std::string why;
+  if (!read_frame(fd, f) || !wire::decode(f.bytes(), hello, why)) return;
+  const engine::Secret secret = test_secret();
+  wire::Transcript t;
+  t.offered = hello.features;
+  t.client = wire::to_array(hello.nonce);
+  t.agent = wire::fresh_nonce();
+  wire::Challenge c{};
+  std::copy(t.agent.begin(), t.agent.end(), c.nonce);
+  c.auth = 1;
+  wire::Proof proof{};
+  if (!send_msg(fd, wire::MsgType::kChallenge, c) || !read_frame(fd, f) || !wire::decode(f.bytes(), proof, why) ||
+      !wire::same_mac(wire::client_proof(secret.bytes, t), wire::to_array(proof.mac))) {
+    return;
+  }
+  if (!welcome) return;
+  wire::Welcome w{wire::kMagic, wire::kVersion, 1, 0, static_cast<std::uint32_t>(accounts.size())};
+  const wire::Mac mac = wire::agent_proof(secret.bytes, t, 0, accounts);
+  std::copy(mac.begin(), mac.end(), w.mac);
+  send_msg(fd, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
+}
+
+}  // namespace
+
 FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome) {
   listen_fd_ = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);
   thread_ = std::thread([this, devices, script = std::move(script), welcome] {
     fd_ = engine::tcp_accept(listen_fd_);
     if (fd_ < 0) return;
-    RawFrame hello;
-    if (!read_frame(fd_, hello)) return;
-    if (welcome) {
-      const auto accounts = fake_accounts(devices);
-      const wire::Welcome w{wire::kMagic, wire::kVersion, 0, 0, static_cast<std::uint32_t>(accounts.size())};
-      send_msg(fd_, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
-    }
+    welcome_client(fd_, fake_accounts(devices), welcome);
     script(fd_);
   });
 }
@@ -127,16 +158,84 @@ RawClient::RawClient(const std::string& endpoint) {
 
 RawClient::~RawClient() { ::close(fd_); }
 
-std::vector<wire::Account> RawClient::hello() {
-  if (!send_msg(fd_, wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0})) {
-    throw std::runtime_error("send hello");
-  }
+std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
+  const engine::Secret secret = test_secret();
+  wire::Transcript t;
+  t.offered = features;
+  t.client = wire::fresh_nonce();
+  wire::Hello h{wire::kMagic, wire::kVersion, 0, features, 0};
+  std::copy(t.client.begin(), t.client.end(), h.nonce);
+  if (!send_msg(fd_, wire::MsgType::kHello, h)) throw std::runtime_error("send hello");
   RawFrame f;
+  wire::Challenge c{};
+  std::string why;
+  if (!read_frame(fd_, f) || !wire::decode(f.bytes(), c, why)) throw std::runtime_error("no challenge: " + why);
+  t.agent = wire::to_array(c.nonce);
+  wire::Proof p{};
+  const wire::Mac mac = wire::client_proof(secret.bytes, t);
+  std::copy(mac.begin(), mac.end(), p.mac);
+  if (!send_msg(fd_, wire::MsgType::kProof, p)) throw std::runtime_error("send proof");
   if (!read_frame(fd_, f)) throw std::runtime_error("no welcome");
   wire::WelcomeView w;
-  std::string why;
   if (!wire::decode(f.bytes(), w, why)) throw std::runtime_error(why);
+  key_ = wire::job_key(secret.bytes, t);
+  if ((w.fixed.features & wire::kFeatureStripes) != 0) {
+    if (!read_frame(fd_, f) || !wire::decode(f.bytes(), grant_, why)) throw std::runtime_error("no grant: " + why);
+  }
   return {w.accounts.begin(), w.accounts.end()};
+}
+
+wire::Side client_side() {
+  wire::Side s{};
+  s.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
+  return s;
+}
+
+wire::Side object(std::uint64_t id, std::uint64_t offset) {
+  wire::Side s{};
+  s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
+  s.handle = id;
+  s.offset = offset;
+  return s;
+}
+
+wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes) {
+  wire::Part p{};
+  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
+  p.copy.src = src;
+  p.copy.dst = dst;
+  p.copy.rows = 1;
+  p.copy.row_bytes = p.copy.src_pitch = p.copy.dst_pitch = bytes;
+  return p;
+}
+
+wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device) {
+  wire::Request r{};
+  r.id = 1;
+  r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+  r.device = device;
+  r.object = id;
+  r.arg0 = bytes;
+  EXPECT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
+  RawFrame f;
+  wire::AnswerView a;
+  std::string why;
+  if (!read_frame(c.fd(), f) || f.header.type != static_cast<std::uint16_t>(wire::MsgType::kAnswer) ||
+      !wire::decode(f.bytes(), a, why)) {
+    ADD_FAILURE() << "no answer to the alloc: " << why;
+    return wire::AnswerStatus::kError;
+  }
+  return static_cast<wire::AnswerStatus>(a.fixed.status);
+}
+
+void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
+                   const std::vector<wire::Wait>& waits) {
+  const wire::Handover h{device, static_cast<std::uint32_t>(waits.size()), value,
+                         static_cast<std::uint32_t>(parts.size()), 0};
+  std::vector<std::byte> tail(waits.size() * sizeof(wire::Wait) + parts.size() * sizeof(wire::Part));
+  std::memcpy(tail.data(), waits.data(), waits.size() * sizeof(wire::Wait));
+  std::memcpy(tail.data() + waits.size() * sizeof(wire::Wait), parts.data(), parts.size() * sizeof(wire::Part));
+  EXPECT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, tail));
 }
 
 std::string RawClient::failure_text() {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "rig/wire/auth.h"
 #include "rig/wire/codec.h"
 
 namespace rig::test {
@@ -32,6 +33,12 @@ bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byt
   return write_all(fd, &f, sizeof f) && (tail.empty() || write_all(fd, tail.data(), tail.size()));
 }
 
+// Pieces of a raw client's messages.
+wire::Side client_side();
+wire::Side object(std::uint64_t id, std::uint64_t offset = 0);
+// A copy of `bytes` in one row.
+wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes);
+
 // Scripts of a fake agent. Reads frames until a handover and returns its value (0 if none).
 std::uint64_t read_handover(int fd);
 // Reads frames until a request and answers it kOk; false if none came or it was malformed.
@@ -42,8 +49,10 @@ void drain(int fd);
 // The accounts of a fake agent: the host and `devices` simulated devices.
 std::vector<wire::Account> fake_accounts(std::uint32_t devices);
 
-// A fake agent on a loopback port: accepts one connection, answers the hello with a welcome of
+// A fake agent on a loopback port: accepts one connection, does the agent's side of the
+// handshake with the test process's secret (test_secret()), welcoming with
 // fake_accounts(devices), then runs `script` on the connection's fd in a thread of its own.
+// Without `welcome` it stops before the welcome (the script sends its own).
 class FakeAgent {
  public:
   FakeAgent(std::uint32_t devices, std::function<void(int fd)> script, bool welcome = true);
@@ -58,19 +67,31 @@ class FakeAgent {
   std::thread thread_;
 };
 
+class RawClient;
+// A raw client's requests and handovers against a real agent (gtest assertions inside).
+// alloc: object `id` of `bytes` on `device`; the answer's status.
+wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device = 1);
+void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
+                   const std::vector<wire::Wait>& waits = {});
+
 // A raw client of a real rig-agent: connects; hello() does the handshake.
 class RawClient {
  public:
   explicit RawClient(const std::string& endpoint);
   ~RawClient();
   int fd() const { return fd_; }
-  // Sends hello and reads the welcome; returns the accounts.
-  std::vector<wire::Account> hello();
+  // The client's side of the handshake with the test process's secret, offering `features`;
+  // returns the accounts (and keeps the grant and the job's key, when stripes were offered).
+  std::vector<wire::Account> hello(std::uint32_t features = 0);
+  const wire::StripeGrant& grant() const { return grant_; }
+  const wire::JobKey& key() const { return key_; }
   // Reads frames until a kFailure (returns its text) or end of stream (returns "").
   std::string failure_text();
 
  private:
   int fd_ = -1;
+  wire::StripeGrant grant_{};
+  wire::JobKey key_{};
 };
 
 }  // namespace rig::test

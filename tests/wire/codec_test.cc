@@ -437,9 +437,10 @@ TEST(Layout, FramedPingIsLittleEndianOnTheWire) {
 
 TEST(Layout, FramedHelloStartsWithTheMagicRIGR) {
   const Encoded e = encode(MsgType::kHello, a_hello());
-  const std::vector<std::uint8_t> want = {16, 0,   0,   0,   1, 0, 0, 0,  // header
-                                          'R', 'I', 'G', 'R', 1, 0, 0, 0,  // magic, version 1
-                                          1,   0,   0,   0,   0, 0, 0, 0};  // features, reserved
+  std::vector<std::uint8_t> want = {48, 0,   0,   0,   1, 0, 0, 0,  // header
+                                    'R', 'I', 'G', 'R', 2, 0, 0, 0,  // magic, version 2
+                                    1,   0,   0,   0,   0, 0, 0, 0};  // features, reserved
+  want.resize(want.size() + kNonceBytes, 0);                          // the nonce (zero here)
   ASSERT_EQ(e.frame.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(static_cast<std::uint8_t>(e.frame[i]), want[i]) << "byte " << i;
@@ -447,8 +448,8 @@ TEST(Layout, FramedHelloStartsWithTheMagicRIGR) {
 }
 
 TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
-  EXPECT_EQ(fixed_size(MsgType::kHello), 16u);
-  EXPECT_EQ(fixed_size(MsgType::kWelcome), 16u);
+  EXPECT_EQ(fixed_size(MsgType::kHello), 48u);
+  EXPECT_EQ(fixed_size(MsgType::kWelcome), 48u);
   EXPECT_EQ(fixed_size(MsgType::kRequest), 48u);
   EXPECT_EQ(fixed_size(MsgType::kAnswer), 24u);
   EXPECT_EQ(fixed_size(MsgType::kRelease), 16u);
@@ -461,12 +462,14 @@ TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
   EXPECT_EQ(fixed_size(MsgType::kStripeGrant), 16u);
   EXPECT_EQ(fixed_size(MsgType::kJoin), 24u);
   EXPECT_EQ(fixed_size(MsgType::kStriped), 32u);
+  EXPECT_EQ(fixed_size(MsgType::kChallenge), 40u);
+  EXPECT_EQ(fixed_size(MsgType::kProof), 32u);
 }
 
 TEST(Layout, TypeNamesAreTheMessageNames) {
   const char* names[] = {"hello", "welcome", "request", "answer", "release", "handover",
                          "bytes", "done",    "failure", "close",  "ping", "stripe grant",
-                         "join",  "striped"};
+                         "join",  "striped", "challenge", "proof"};
   for (std::uint16_t t = 1; t <= kMaxMsgType; ++t) EXPECT_STREQ(type_name(t), names[t - 1]);
   EXPECT_STREQ(type_name(0), "unknown");
   EXPECT_STREQ(type_name(kMaxMsgType + 1), "unknown");
@@ -568,13 +571,23 @@ TEST(Hello, RoundTripKeepsEveryField) {
   EXPECT_EQ(got.reserved2, 0u);
 }
 
+TEST(Hello, TheClientsNonceCrossesIntact) {
+  Hello sent = a_hello();
+  for (std::size_t i = 0; i < kNonceBytes; ++i) sent.nonce[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  Buffer body(encode(MsgType::kHello, sent).body());
+  Hello got{};
+  std::string why;
+  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  EXPECT_EQ(std::memcmp(got.nonce, sent.nonce, kNonceBytes), 0);
+}
+
 TEST(Hello, EveryTruncationIsRejected) {
   ExpectEveryTruncationRejected<Hello>(encode(MsgType::kHello, a_hello()), "hello");
 }
 
 TEST(Hello, TrailingByteIsRejected) {
   EXPECT_TRUE(Rejected<Hello>(encode(MsgType::kHello, a_hello()).resized_body(1).body(), "hello",
-                              "expected exactly 16"));
+                              "expected exactly 48"));
 }
 
 TEST(Hello, BadMagicIsRejected) {
@@ -584,7 +597,7 @@ TEST(Hello, BadMagicIsRejected) {
 }
 
 TEST(Hello, OtherVersionIsRejected) {
-  for (std::uint16_t v : {std::uint16_t{0}, std::uint16_t{2}, std::uint16_t{0xffff}}) {
+  for (std::uint16_t v : {std::uint16_t{0}, std::uint16_t{1}, std::uint16_t{3}, std::uint16_t{0xffff}}) {
     Hello h = a_hello();
     h.version = v;
     EXPECT_TRUE(Rejected<Hello>(encode(MsgType::kHello, h).body(), "hello", "version")) << v;
@@ -615,7 +628,7 @@ TEST(Welcome, RoundTripKeepsEveryField) {
   ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
   EXPECT_EQ(v.fixed.magic, kMagic);
   EXPECT_EQ(v.fixed.version, kVersion);
-  EXPECT_EQ(v.fixed.reserved, 0u);
+  EXPECT_EQ(v.fixed.auth, 0u);
   EXPECT_EQ(v.fixed.features, static_cast<std::uint32_t>(kFeaturePrograms));
   EXPECT_EQ(v.fixed.n_accounts, 3u);
   ASSERT_EQ(v.accounts.size(), 3u);
@@ -644,12 +657,56 @@ TEST(Welcome, BadMagicOrVersionOrReservedIsRejected) {
   const std::vector<Account> accounts = {an_account(0)};
   EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic + 1, kVersion, 0, 0, 1}, accounts).body(),
                                     "welcome", "magic"));
-  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, 2, 0, 0, 1}, accounts).body(),
+  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, 1, 0, 0, 1}, accounts).body(),
                                     "welcome", "version"));
   EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, 0, 0, 0, 1}, accounts).body(),
                                     "welcome", "version"));
-  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, kVersion, 1, 0, 1}, accounts).body(),
-                                    "welcome", "reserved"));
+  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, kVersion, 2, 0, 1}, accounts).body(),
+                                    "welcome", "auth"));
+  Welcome forged{kMagic, kVersion, 0, 0, 1};
+  forged.mac[31] = 1;  // an open agent proves nothing, so it sends no proof
+  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(forged, accounts).body(), "welcome", "carries a MAC"));
+  EXPECT_TRUE(Accepted<WelcomeView>(welcome_with(Welcome{kMagic, kVersion, 1, 0, 1}, accounts).body()));
+}
+
+// =========================================================================================
+// challenge, proof
+// =========================================================================================
+
+TEST(Challenge, RoundTripKeepsTheNonceAndTheAuthFlag) {
+  Challenge c{};
+  for (std::size_t i = 0; i < kNonceBytes; ++i) c.nonce[i] = static_cast<std::uint8_t>(255 - i);
+  c.auth = 1;
+  const Encoded e = encode(MsgType::kChallenge, c);
+  ExpectSameHeader(e.header(), header(MsgType::kChallenge, sizeof(Challenge)));
+  ASSERT_EQ(check_header(e.header()), nullptr);
+  Buffer body(e.body());
+  Challenge got{};
+  std::string why;
+  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  EXPECT_EQ(std::memcmp(got.nonce, c.nonce, kNonceBytes), 0);
+  EXPECT_EQ(got.auth, 1u);
+}
+
+TEST(Challenge, AnAuthFlagOtherThanZeroOrOneAndReservedBitsAreRejected) {
+  Challenge c{};
+  c.auth = 2;
+  EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "auth"));
+  c.auth = 0;
+  c.reserved = 1;
+  EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "reserved"));
+  ExpectEveryTruncationRejected<Challenge>(encode(MsgType::kChallenge, Challenge{}), "challenge");
+}
+
+TEST(Proof, RoundTripKeepsTheMacAndTruncationsAreRejected) {
+  Proof p{};
+  for (std::size_t i = 0; i < kMacBytes; ++i) p.mac[i] = static_cast<std::uint8_t>(i ^ 0x5a);
+  Buffer body(encode(MsgType::kProof, p).body());
+  Proof got{};
+  std::string why;
+  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  EXPECT_EQ(std::memcmp(got.mac, p.mac, kMacBytes), 0);
+  ExpectEveryTruncationRejected<Proof>(encode(MsgType::kProof, p), "proof");
 }
 
 TEST(Welcome, AccountCountBoundsAreOneToMaxDevices) {
@@ -1501,7 +1558,7 @@ TEST(Join, BadMagicVersionStripeCountTokenOrReservedAreRejected) {
     return Rejected<Join>(encode(MsgType::kJoin, j).body(), "join", what);
   };
   EXPECT_TRUE(rejected(Join{0, kVersion, 0, 1, 0, 1, 1}, "magic"));
-  EXPECT_TRUE(rejected(Join{kMagic, 2, 0, 1, 0, 1, 1}, "version 2"));
+  EXPECT_TRUE(rejected(Join{kMagic, 1, 0, 1, 0, 1, 1}, "version 1"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 1, 1, 0, 1, 1}, "stripe 1 of 1"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 0, 0, 1, 1}, "stripe 0 of 0"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, kMaxStripes + 1, 0, 1, 1}, "outside the bounds"));

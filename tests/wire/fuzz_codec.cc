@@ -88,9 +88,17 @@ void decode_everything(std::span<const std::byte> body, std::uint32_t frame_leng
     }
   }
   {
+    Challenge x{};
+    if (accepted(body, x, "challenge")) check(n == sizeof x && x.auth <= 1 && x.reserved == 0);
+  }
+  {
+    Proof x{};
+    if (accepted(body, x, "proof")) check(n == sizeof x);
+  }
+  {
     WelcomeView v;
     if (accepted(body, v, "welcome")) {
-      check(v.fixed.magic == kMagic && v.fixed.version == kVersion && v.fixed.reserved == 0);
+      check(v.fixed.magic == kMagic && v.fixed.version == kVersion && v.fixed.auth <= 1);
       check(v.fixed.n_accounts >= 1 && v.fixed.n_accounts <= kMaxDevices);
       check(v.accounts.size() == v.fixed.n_accounts && inside(v.accounts, body));
       check(n == sizeof(Welcome) + v.accounts.size_bytes());

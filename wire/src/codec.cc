@@ -1,5 +1,6 @@
 #include "rig/wire/codec.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -97,6 +98,8 @@ std::size_t fixed_size(MsgType type) {
     case MsgType::kStripeGrant: return sizeof(StripeGrant);
     case MsgType::kJoin: return sizeof(Join);
     case MsgType::kStriped: return sizeof(Striped);
+    case MsgType::kChallenge: return sizeof(Challenge);
+    case MsgType::kProof: return sizeof(Proof);
   }
   return 0;
 }
@@ -117,6 +120,8 @@ const char* type_name(std::uint16_t type) {
     case MsgType::kStripeGrant: return "stripe grant";
     case MsgType::kJoin: return "join";
     case MsgType::kStriped: return "striped";
+    case MsgType::kChallenge: return "challenge";
+    case MsgType::kProof: return "proof";
   }
   return "unknown";
 }
@@ -156,7 +161,10 @@ bool decode(std::span<const std::byte> body, WelcomeView& out, std::string& why)
     return fail(why, "welcome", "protocol version " + std::to_string(w.version) +
                                     " is not supported");
   }
-  if (w.reserved != 0) return fail(why, "welcome", "reserved field set");
+  if (w.auth > 1) return fail(why, "welcome", "auth field neither 0 nor 1");
+  if (w.auth == 0 && std::any_of(std::begin(w.mac), std::end(w.mac), [](std::uint8_t b) { return b != 0; })) {
+    return fail(why, "welcome", "an open agent's welcome carries a MAC");
+  }
   if (w.n_accounts == 0 || w.n_accounts > kMaxDevices) {
     return fail(why, "welcome", "account count " + std::to_string(w.n_accounts) +
                                     " outside 1.." + std::to_string(kMaxDevices));
@@ -397,6 +405,17 @@ bool decode(std::span<const std::byte> body, Striped& out, std::string& why) {
   std::uint64_t end = 0;
   if (!add_ok(out.offset, out.length, end)) return fail(why, "striped", "offset overflows");
   return true;
+}
+
+bool decode(std::span<const std::byte> body, Challenge& out, std::string& why) {
+  if (!exact(body, out, "challenge", why)) return false;
+  if (out.auth > 1) return fail(why, "challenge", "auth field neither 0 nor 1");
+  if (out.reserved != 0) return fail(why, "challenge", "reserved field set");
+  return true;
+}
+
+bool decode(std::span<const std::byte> body, Proof& out, std::string& why) {
+  return exact(body, out, "proof", why);
 }
 
 bool decode(std::span<const std::byte> body, Ping& out, std::string& why) {

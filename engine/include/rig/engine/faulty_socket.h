@@ -22,10 +22,13 @@ class FaultySocket final : public Socket {
   FaultySocket(std::unique_ptr<Socket> inner, Faults faults)
       : inner_(std::move(inner)), faults_(faults) {}
   int send_all(std::span<const iovec> iov) override;
+  // Takes at most max_send_chunk bytes (the short write a caller must finish).
+  long send_ready(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
   long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override { return inner_->wait_readable(timeout_ms); }
+  void set_recv_silence_ms(int ms) override { inner_->set_recv_silence_ms(ms); }
   void shutdown() override { inner_->shutdown(); }
   int fd() const override { return inner_->fd(); }
   const char* backend() const override { return inner_->backend(); }

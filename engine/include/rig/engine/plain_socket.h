@@ -8,16 +8,21 @@ namespace rig::engine {
 // Waits for `fd` to be readable with poll(2): what both backends use for readiness, since the
 // data path never depends on it (a readiness wait copies nothing).
 int poll_readable(int fd, int timeout_ms);
+// One non-blocking sendmsg of `iov` (a control frame's few bytes): what both backends use for
+// Socket::send_ready.
+long send_now(int fd, std::span<const iovec> iov);
 
 class PlainSocket final : public Socket {
  public:
   explicit PlainSocket(int fd) : fd_(fd) {}
   ~PlainSocket() override;
   int send_all(std::span<const iovec> iov) override;
+  long send_ready(std::span<const iovec> iov) override;
   long recv_some(void* buf, std::size_t n) override;
   long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override;
+  void set_recv_silence_ms(int ms) override;
   void shutdown() override;
   int fd() const override { return fd_; }
   const char* backend() const override { return "plain"; }

@@ -42,6 +42,12 @@ class Socket {
   // send_all.
   virtual int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index);
 
+  // Sends what the kernel takes now of `iov`, without waiting: the count (possibly less than
+  // the whole), -EAGAIN when it takes nothing, or -errno. For small control frames (a ping, a
+  // close) from a thread that must not block: a caller that got a part must send the rest
+  // with send_all, so that no half frame is left on the stream.
+  virtual long send_ready(std::span<const iovec> iov) = 0;
+
   // Receives at least one and at most `n` bytes into `buf`. Returns the count, 0 at end of
   // stream, or -errno.
   virtual long recv_some(void* buf, std::size_t n) = 0;
@@ -57,6 +63,12 @@ class Socket {
   // Blocks until the socket has bytes to read, its end of stream, or an error, for at most
   // timeout_ms (negative: no bound). Returns 0, -ETIME once the time is up, or -errno.
   virtual int wait_readable(int timeout_ms) = 0;
+
+  // Bounds the wait of every receive that blocks (recv_some, recv_all): one that sees no byte
+  // for `ms` milliseconds returns -ETIMEDOUT, so a peer that stops inside a frame is found
+  // (the wait restarts with every byte that comes: a slow peer is no silent one). 0: no bound.
+  // Set it before the socket is used.
+  virtual void set_recv_silence_ms(int ms) = 0;
 
   // Shuts both directions down: every call blocked on this socket returns.
   virtual void shutdown() = 0;

@@ -1,7 +1,10 @@
 // TCP set-up: listening, connecting, and the options every connection of a job carries.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
+#include <span>
 #include <cstdint>
 #include <string>
 
@@ -34,6 +37,11 @@ int tcp_connect(const Endpoint& ep);
 // Receives exactly n bytes on a blocking socket within timeout_ms in all (a handshake's first
 // frames). Returns 0, -ETIME once the time is up, -ECONNRESET at end of stream, or -errno.
 int recv_within(int fd, void* buf, std::size_t n, int timeout_ms);
+// Sends every byte of `iov` on a socket within timeout_ms in all (a handshake's frames, a
+// refusal): 0, -ETIME once the time is up, or -errno (-EPIPE once the peer is gone).
+int send_within(int fd, std::span<const iovec> iov, int timeout_ms);
+// Whether `host` (as parse_endpoint accepts it) is this machine's loopback.
+bool is_loopback_host(const std::string& host);
 // TCP_NODELAY, keepalive, user timeout.
 void set_job_options(int fd);
 // Whether the connected socket's peer is this machine's loopback (127.0.0.0/8, ::1, or a

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "rig/engine/plain_socket.h"
 #include "rig/engine/socket.h"
 
 namespace rig::engine {
@@ -32,10 +33,12 @@ class UringSocket final : public Socket {
   // reaches the threshold (returns after its notification CQE), else all by copy in one
   // sendmsg.
   int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index) override;
+  long send_ready(std::span<const iovec> iov) override { return send_now(fd_, iov); }
   long recv_some(void* buf, std::size_t n) override;
   long recv_ready(void* buf, std::size_t n) override;
   int recv_all(std::span<const iovec> iov) override;
   int wait_readable(int timeout_ms) override;
+  void set_recv_silence_ms(int ms) override { recv_silence_ms_ = ms; }
   void shutdown() override;
   int fd() const override { return fd_; }
   const char* backend() const override { return "io_uring"; }
@@ -50,6 +53,7 @@ class UringSocket final : public Socket {
   long zc_op(Prep prep);
 
   const int fd_;
+  int recv_silence_ms_ = 0;  // set before use; read by the receiving thread only
   // Sender state: only the current sender touches it (ordered by the send turn, see socket.h).
   std::size_t zc_bytes_;    // 0: no zero-copy (configured off, or the kernel refused it)
   unsigned zc_flags_;       // IORING_SEND_ZC_REPORT_USAGE until a kernel rejects it

@@ -69,6 +69,11 @@ struct LinkOptions {
   static constexpr int kDefaultStripes = 4;
   int stripes = kAuto;
   std::uint64_t stripe_min_bytes = 1u << 20;
+  // The secret this job and its agent prove to each other that they share (wire/PROTOCOL.md 4):
+  // the file that holds it (readable by its owner only, at least 32 bytes); empty: the
+  // environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
+  // (on loopback, without a secret) is accepted; with one, only an agent that proves it.
+  std::string secret_file;
   bool inject_faults = false;  // wrap the sockets (the job's and the stripes) in FaultySockets
   engine::Faults faults{};
 };
@@ -168,8 +173,8 @@ class Link {
                                  std::uint64_t offset, std::uint64_t length, const char* what,
                                  std::string& why);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
-  void join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, int wanted,
-                    const LinkOptions& options, int job_fd);
+  void join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant,
+                    const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
   void end_receiver();
 
   Job& job_;
@@ -208,6 +213,11 @@ class Link {
   int silence_ms_ = 0;
   std::string idle_why_;  // receiver-owned: why the idle watch ended the wait
   int on_idle(std::int64_t silent_ms);
+  // Sends a small control frame (a ping, a close) through the socket backend if the send turn
+  // is free, without waiting for room in the socket; a part the kernel takes is completed, so
+  // the stream never holds half a frame.
+  template <class Framed>
+  void send_control(const Framed& f);
 
  public:
   // Copies into this process's memory of at least this many bytes are received with zero

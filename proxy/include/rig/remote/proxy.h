@@ -130,6 +130,9 @@ class Proxy {
   // The C functions (rig/edge.h).
   int room(const rig_submission& s) const;
   int submit(const rig_submission& s, std::uint64_t value, const char** why);
+  // The C functions' exception barrier: an exception that escaped submit becomes RIG_FAILED
+  // with "internal error in submit: " and its text, kept as submit keeps its reasons.
+  int fail_internally(const char** why, const char* what) noexcept;
   void commit() {}
 
   // RIG_LATER above this many bytes of copies and words submitted and not reported done.

@@ -77,6 +77,8 @@ bool decode(std::span<const std::byte> body, Close& out, std::string& why);
 bool decode(std::span<const std::byte> body, Ping& out, std::string& why);
 bool decode(std::span<const std::byte> body, StripeGrant& out, std::string& why);
 bool decode(std::span<const std::byte> body, Join& out, std::string& why);
+bool decode(std::span<const std::byte> body, Challenge& out, std::string& why);
+bool decode(std::span<const std::byte> body, Proof& out, std::string& why);
 // Checks what needs no state; the receiver checks the pieces against its stripe count.
 bool decode(std::span<const std::byte> body, Striped& out, std::string& why);
 // kBytes: only the fixed part is read into memory; `frame_length` is the header's length, and

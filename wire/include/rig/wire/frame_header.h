@@ -11,7 +11,7 @@ static_assert(std::endian::native == std::endian::little,
               "protocol v1 is little-endian and this codec lays structs out natively");
 
 inline constexpr std::uint32_t kMagic = 0x52474952;  // "RIGR" read as a little-endian u32
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;  // 2: the authenticated handshake
 
 enum class MsgType : std::uint16_t {
   kHello = 1,     // client -> agent: opens the job's connection
@@ -29,8 +29,11 @@ enum class MsgType : std::uint16_t {
   kStripeGrant = 12,  // agent -> client, right after kWelcome: how to join data connections
   kJoin = 13,         // client -> agent as the first frame of a data connection; echoed back
   kStriped = 14,      // either way on the job's connection: bytes that cross on the stripes
+  // Authentication (v2):
+  kChallenge = 15,    // agent -> client: its nonce, after a hello or a join
+  kProof = 16,        // client -> agent: its MAC, after a challenge
 };
-inline constexpr std::uint16_t kMaxMsgType = 14;
+inline constexpr std::uint16_t kMaxMsgType = 16;
 
 // 8 bytes. `length` counts the bytes after the header: the message's fixed part, its tail and,
 // for kBytes, the payload.

@@ -1,4 +1,4 @@
-// The messages of protocol v1: fixed-size, explicitly laid out structs that follow the frame
+// The messages of protocol v2: fixed-size, explicitly laid out structs that follow the frame
 // header, each with its variable tail described next to it (wire/PROTOCOL.md has the bytes).
 #pragma once
 
@@ -28,14 +28,37 @@ enum Feature : std::uint32_t {
   kFeatureStripes = 1u << 1,   // a link may stripe large payloads over extra data connections
 };
 
+// The handshake (wire/PROTOCOL.md 4): kHello, kChallenge, kProof, kWelcome. A nonce is 32 fresh
+// random bytes; a MAC is HMAC-SHA256 (rig/wire/auth.h says over what).
+inline constexpr std::size_t kNonceBytes = 32;
+inline constexpr std::size_t kMacBytes = 32;
+
 struct Hello {
   std::uint32_t magic;     // kMagic
   std::uint16_t version;   // kVersion
   std::uint16_t reserved;  // 0
   std::uint32_t features;  // offered
   std::uint32_t reserved2; // 0
+  std::uint8_t nonce[kNonceBytes];  // the client's
 };
-static_assert(sizeof(Hello) == 16);
+static_assert(sizeof(Hello) == 48);
+static_assert(offsetof(Hello, nonce) == 16);
+
+// The agent's answer to a hello, and to a join: its nonce, and whether it authenticates peers
+// (then the peer must prove that it holds the agent's secret; otherwise it runs open, which an
+// agent does only on loopback and a client that holds a secret refuses).
+struct Challenge {
+  std::uint8_t nonce[kNonceBytes];  // the agent's
+  std::uint32_t auth;               // 1: a proof by the shared secret is required; 0: open
+  std::uint32_t reserved;
+};
+static_assert(sizeof(Challenge) == 40);
+
+// The client's answer to a challenge: its MAC (all zeros towards an open agent).
+struct Proof {
+  std::uint8_t mac[kMacBytes];
+};
+static_assert(sizeof(Proof) == 32);
 
 enum class AccountKind : std::uint32_t { kHost = 0, kDevice = 1 };
 
@@ -59,18 +82,22 @@ static_assert(offsetof(Account, arch) == 64);
 struct Welcome {
   std::uint32_t magic;
   std::uint16_t version;
-  std::uint16_t reserved;
+  std::uint16_t auth;        // 1: mac is the agent's proof; 0: an open agent (mac all zeros)
   std::uint32_t features;    // accepted: a subset of what Hello offered
   std::uint32_t n_accounts;  // 1..kMaxDevices
+  std::uint8_t mac[kMacBytes];
 };
-static_assert(sizeof(Welcome) == 16);
+static_assert(sizeof(Welcome) == 48);
+static_assert(offsetof(Welcome, mac) == 16);
 
 // ---- kStripeGrant / kJoin (striping) -------------------------------------------------------
 
 inline constexpr std::uint32_t kMaxStripes = 16;  // data connections of one job, besides its own
 
 // Sent by the agent right after its kWelcome when it accepted kFeatureStripes: a data connection
-// joins the job by sending kJoin{token} as its first frame.
+// joins the job by sending kJoin{token} as its first frame. The token names the job; it proves
+// nothing: the agent answers a join with a kChallenge, and the client's kProof is a MAC by the
+// job's key (rig/wire/auth.h) over the join and that challenge.
 struct StripeGrant {
   std::uint64_t token;        // random, non-zero: names the job to joining connections
   std::uint32_t max_stripes;  // 1..kMaxStripes
@@ -79,7 +106,7 @@ struct StripeGrant {
 static_assert(sizeof(StripeGrant) == 16);
 
 // The first frame of a data connection (instead of a kHello). The agent echoes it once the
-// connection is attached to the job as stripe `stripe` of `count`.
+// join is proved (kChallenge, kProof) and the connection attached as stripe `stripe` of `count`.
 struct Join {
   std::uint32_t magic;    // kMagic
   std::uint16_t version;  // kVersion

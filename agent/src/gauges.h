@@ -1,0 +1,41 @@
+// What the agent holds for its clients right now, shared by the accept loop and every
+// connection's thread to enforce AgentConfig's limits. Counts only: each is changed with relaxed
+// read-modify-writes, since it orders no other memory (an admission reads a count, nothing else).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rig::agent {
+
+struct Gauges {
+  std::atomic<std::uint32_t> connections{0};  // connections with a thread
+  std::atomic<std::uint32_t> handshakes{0};   // of them, still in their handshake
+  std::atomic<std::uint32_t> jobs{0};         // jobs running
+};
+
+// Takes one of `gauge` if fewer than `limit` are taken; false (nothing taken) otherwise.
+inline bool take(std::atomic<std::uint32_t>& gauge, std::uint32_t limit) {
+  // relaxed: a count (see above).
+  if (gauge.fetch_add(1, std::memory_order_relaxed) < limit) return true;
+  gauge.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
+
+// Gives one back when it goes out of scope.
+class Held {
+ public:
+  explicit Held(std::atomic<std::uint32_t>& gauge) : gauge_(&gauge) {}
+  ~Held() { release(); }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+  void release() {
+    if (gauge_ != nullptr) gauge_->fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count
+    gauge_ = nullptr;
+  }
+
+ private:
+  std::atomic<std::uint32_t>* gauge_;
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,194 @@
+// Closed to strangers (wire/PROTOCOL.md 4): a job and a real rig-agent prove to each other that
+// they share a secret; whoever cannot learns only "authentication failed", and the agent goes
+// on serving the jobs that can.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "agent_process.h"
+#include "raw_peer.h"
+#include "rig/engine/secret.h"
+#include "rig/remote/job.h"
+#include "rig/wire/auth.h"
+
+namespace rig::test {
+namespace {
+
+// What connecting with the secret in `secret_file` ("" : the test process's) throws, or "".
+std::string connect_error(const std::string& endpoint, const std::string& secret_file = "") {
+  auto job = remote::Job::create();
+  remote::LinkOptions options;
+  options.secret_file = secret_file;
+  try {
+    job->connect(endpoint, options);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Reads the challenge that answers a hello or a join.
+wire::Challenge read_challenge(int fd) {
+  RawFrame f;
+  wire::Challenge c{};
+  std::string why;
+  EXPECT_TRUE(read_frame(fd, f));
+  EXPECT_EQ(f.header.type, static_cast<std::uint16_t>(wire::MsgType::kChallenge));
+  EXPECT_TRUE(wire::decode(f.bytes(), c, why)) << why;
+  return c;
+}
+
+wire::Proof proof_of(const wire::Mac& mac) {
+  wire::Proof p{};
+  std::copy(mac.begin(), mac.end(), p.mac);
+  return p;
+}
+
+// A copy of `secret`'s bytes in a new private file.
+std::string copy_secret(const engine::Secret& secret, const engine::PrivateSecretFile& beside) {
+  const std::string path = beside.path() + ".copy";
+  std::ofstream(path) << std::string(secret.bytes.begin(), secret.bytes.end());
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
+TEST(Authentication, AJobWithAnotherSecretIsRefusedWithOnlyAuthenticationFailedAndTheAgentGoesOn) {
+  AgentProcess agent;
+  engine::PrivateSecretFile other;
+  const std::string why = connect_error(agent.endpoint(), other.path());
+  EXPECT_NE(why.find("refused the job: authentication failed"), std::string::npos) << why;
+  EXPECT_TRUE(agent.alive());
+  EXPECT_EQ(connect_error(agent.endpoint()), "");  // the agent's own secret still opens jobs
+}
+
+TEST(Authentication, AClientWithoutTheSecretGetsAChallengeAndThenOnlyAuthenticationFailed) {
+  AgentProcess agent;
+  RawClient c(agent.endpoint());
+  wire::Hello h{wire::kMagic, wire::kVersion, 0, 0, 0};
+  send_msg(c.fd(), wire::MsgType::kHello, h);
+  const wire::Challenge challenge = read_challenge(c.fd());
+  EXPECT_EQ(challenge.auth, 1u) << "the agent has a secret: it must ask for a proof";
+  send_msg(c.fd(), wire::MsgType::kProof, wire::Proof{});
+  EXPECT_EQ(c.failure_text(), "authentication failed");
+}
+
+TEST(Authentication, ARecordedProofIsWorthlessAgainstTheAgentsNextChallenge) {
+  AgentProcess agent;
+  const engine::Secret secret = test_secret();
+  wire::Hello h{wire::kMagic, wire::kVersion, 0, 0, 0};
+  const wire::Nonce client = wire::fresh_nonce();
+  std::copy(client.begin(), client.end(), h.nonce);
+  wire::Proof recorded{};
+  {
+    RawClient first(agent.endpoint());
+    send_msg(first.fd(), wire::MsgType::kHello, h);
+    const wire::Challenge c = read_challenge(first.fd());
+    recorded = proof_of(wire::client_proof(secret.bytes, {0, client, wire::to_array(c.nonce)}));
+    send_msg(first.fd(), wire::MsgType::kProof, recorded);
+    RawFrame welcome;
+    ASSERT_TRUE(read_frame(first.fd(), welcome));
+    ASSERT_EQ(welcome.header.type, static_cast<std::uint16_t>(wire::MsgType::kWelcome));
+  }
+  RawClient replay(agent.endpoint());
+  send_msg(replay.fd(), wire::MsgType::kHello, h);  // the same hello, nonce and all
+  read_challenge(replay.fd());
+  send_msg(replay.fd(), wire::MsgType::kProof, recorded);
+  EXPECT_EQ(replay.failure_text(), "authentication failed");
+}
+
+TEST(Authentication, AJoinProvedByTheJobsKeyJoinsAndAJoinProvedByAnyOtherKeyIsRefused) {
+  AgentProcess agent;
+  RawClient job(agent.endpoint());
+  job.hello(wire::kFeatureStripes);
+  const wire::Join join{wire::kMagic, wire::kVersion, 0, 2, 0, 1024, job.grant().token};
+  {
+    RawClient stranger(agent.endpoint());  // knows the token (it crossed in the clear), not the key
+    send_msg(stranger.fd(), wire::MsgType::kJoin, join);
+    const wire::Challenge c = read_challenge(stranger.fd());
+    wire::JobKey guess = job.key();
+    guess[0] ^= 1;
+    send_msg(stranger.fd(), wire::MsgType::kProof, proof_of(wire::join_proof(guess, join, wire::to_array(c.nonce))));
+    EXPECT_EQ(stranger.failure_text(), "authentication failed");
+  }
+  RawClient stripe(agent.endpoint());
+  send_msg(stripe.fd(), wire::MsgType::kJoin, join);
+  const wire::Challenge c = read_challenge(stripe.fd());
+  send_msg(stripe.fd(), wire::MsgType::kProof, proof_of(wire::join_proof(job.key(), join, wire::to_array(c.nonce))));
+  RawFrame echo;
+  ASSERT_TRUE(read_frame(stripe.fd(), echo));
+  EXPECT_EQ(echo.header.type, static_cast<std::uint16_t>(wire::MsgType::kJoin));
+}
+
+TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {
+  AgentProcess open_agent({}, /*open=*/true);
+  const std::string why = connect_error(open_agent.endpoint());
+  EXPECT_NE(why.find("runs without a secret"), std::string::npos) << why;
+  // A client without a secret is served by it: a zero proof, a welcome that proves nothing.
+  RawClient c(open_agent.endpoint());
+  send_msg(c.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
+  EXPECT_EQ(read_challenge(c.fd()).auth, 0u);
+  send_msg(c.fd(), wire::MsgType::kProof, wire::Proof{});
+  RawFrame f;
+  ASSERT_TRUE(read_frame(c.fd(), f));
+  wire::WelcomeView w;
+  std::string decode_why;
+  ASSERT_TRUE(wire::decode(f.bytes(), w, decode_why)) << decode_why;
+  EXPECT_EQ(w.fixed.auth, 0u);
+}
+
+TEST(Authentication, TheAgentRefusesToListenBeyondLoopbackWithoutASecret) {
+  // timeout: an agent that listened anyway would otherwise hold the test forever.
+  const std::string command = "timeout 10 env -u RIG_SECRET_FILE -u RIG_SECRET " + agent_path() +
+                              " --listen 0.0.0.0:0 2>&1";
+  FILE* p = ::popen(command.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+  const int status = ::pclose(p);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  EXPECT_NE(out.find("refusing to listen on 0.0.0.0 without a secret"), std::string::npos) << out;
+  EXPECT_EQ(out.find("listening"), std::string::npos) << out;
+}
+
+TEST(Authentication, DuringARotationJobsWithEitherSecretAreWelcomed) {
+  engine::PrivateSecretFile next;
+  const char* current = std::getenv("RIG_SECRET_FILE");
+  ASSERT_NE(current, nullptr);
+  AgentProcess agent({"--secret-file", current, "--secret-file", next.path()});
+  EXPECT_EQ(connect_error(agent.endpoint()), "");
+  EXPECT_EQ(connect_error(agent.endpoint(), next.path()), "");
+  engine::PrivateSecretFile neither;
+  EXPECT_NE(connect_error(agent.endpoint(), neither.path()), "");
+}
+
+TEST(Authentication, SighupRereadsTheSecretFiles) {
+  engine::PrivateSecretFile file, replacement;
+  const std::string old_copy = copy_secret(engine::read_secret_file(file.path()), file);
+  AgentProcess agent({"--secret-file", file.path()});
+  ASSERT_EQ(connect_error(agent.endpoint(), file.path()), "");
+  const engine::Secret fresh = engine::read_secret_file(replacement.path());
+  std::ofstream(file.path(), std::ios::trunc) << std::string(fresh.bytes.begin(), fresh.bytes.end());
+  agent.signal(SIGHUP);
+  // Observable only by connecting: the new secret opens a job once the agent has reread it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string why = "never tried";
+  while (std::chrono::steady_clock::now() < deadline && !(why = connect_error(agent.endpoint(), replacement.path())).empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(why, "");
+  EXPECT_NE(connect_error(agent.endpoint(), old_copy), "");
+  std::remove(old_copy.c_str());
+  EXPECT_TRUE(agent.alive());
+}
+
+}  // namespace
+}  // namespace rig::test

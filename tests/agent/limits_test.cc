@@ -1,0 +1,121 @@
+// The agent cannot be killed or starved by its clients: each limit refuses with a reason, and
+// the agent goes on serving the jobs that keep to them; exhausted descriptors pass.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent_process.h"
+#include "raw_peer.h"
+#include "rig/remote/job.h"
+
+namespace rig::test {
+namespace {
+
+// Connects a job, retrying for up to 10 s (the agent frees what a client held once it sees the
+// client go); "" once connected, else the last error.
+std::string connects_within(const std::string& endpoint) {
+  std::string why = "never tried";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      auto job = remote::Job::create();
+      job->connect(endpoint);
+      return "";
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return why;
+}
+
+TEST(AgentLimits, AConnectionPastTheLimitIsRefusedWithTheReasonAndTheAgentGoesOn) {
+  AgentProcess agent({"--max-connections", "3"});
+  std::vector<std::unique_ptr<RawClient>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawClient>(agent.endpoint()));
+  for (auto& c : held) c->hello();  // three jobs: the limit
+  RawClient fourth(agent.endpoint());
+  EXPECT_NE(fourth.failure_text().find("limit of 3 connections"), std::string::npos);
+  held.clear();
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+}
+
+TEST(AgentLimits, ConnectionsThatNeverFinishTheirHandshakeHoldOnlyTheirOwnPlaces) {
+  AgentProcess agent({"--max-handshakes", "2"});
+  RawClient a(agent.endpoint()), b(agent.endpoint());  // connect, say nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // (no state to wait on: idle peers)
+  RawClient third(agent.endpoint());
+  EXPECT_NE(third.failure_text().find("limit of 2 connections in their handshake"), std::string::npos);
+  a.hello();  // one finishes its handshake: its place is free again
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+}
+
+TEST(AgentLimits, AJobPastTheJobLimitIsRefusedAndTheNextOneIsServedOnceAJobEnds) {
+  AgentProcess agent({"--max-jobs", "1"});
+  auto first = remote::Job::create();
+  first->connect(agent.endpoint());
+  try {
+    remote::Job::create()->connect(agent.endpoint());
+    FAIL() << "a second job was served past --max-jobs 1";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("limit of 1 jobs"), std::string::npos) << e.what();
+  }
+  first->close();
+  first.reset();
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+}
+
+TEST(AgentLimits, AnAllocPastTheObjectLimitIsNoneUntilAnObjectIsReleased) {
+  AgentProcess agent({"--max-objects", "2"});
+  RawClient c(agent.endpoint());
+  c.hello();
+  EXPECT_EQ(alloc(c, 1, 64), wire::AnswerStatus::kOk);
+  EXPECT_EQ(alloc(c, 2, 64), wire::AnswerStatus::kOk);
+  EXPECT_EQ(alloc(c, 3, 64), wire::AnswerStatus::kRefused);
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRelease,
+                       wire::Release{1, static_cast<std::uint16_t>(wire::ReleaseKind::kObject), 0, 0}));
+  EXPECT_EQ(alloc(c, 3, 64), wire::AnswerStatus::kOk);
+}
+
+TEST(AgentLimits, BytesThatMustWaitInStagingPastTheJobsLimitFailOnlyThatJobWithTheReason) {
+  AgentProcess agent({"--max-staged-bytes", "1048576"});
+  RawClient c(agent.endpoint());
+  c.hello();
+  ASSERT_EQ(alloc(c, 5, 4 << 20), wire::AnswerStatus::kOk);
+  // Value 1 waits for device 2's value 1, which never comes: value 2's bytes must wait too.
+  send_handover(c, 1, 1, {}, {wire::Wait{2, 0, 1}});
+  send_handover(c, 1, 2, {copy_part(client_side(), object(5), 2 << 20)});
+  EXPECT_NE(c.failure_text().find("would pass the job's limit of 1048576 staged bytes"), std::string::npos);
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+}
+
+TEST(AgentLimits, AHandoverPastTheRoomsSixtyFourMiBIsAProtocolViolation) {
+  AgentProcess agent;
+  RawClient c(agent.endpoint());
+  c.hello();
+  ASSERT_EQ(alloc(c, 5, 65 << 20), wire::AnswerStatus::kOk);
+  ASSERT_EQ(alloc(c, 6, 65 << 20), wire::AnswerStatus::kOk);
+  // 65 MiB queued behind a wait that never comes: a client's room admits nothing more.
+  send_handover(c, 1, 1, {copy_part(object(5), object(6), 65 << 20)}, {wire::Wait{2, 0, 1}});
+  send_handover(c, 1, 2, {});
+  EXPECT_NE(c.failure_text().find("68157440 bytes of its earlier work are not done"), std::string::npos);
+}
+
+TEST(AgentLimits, ExhaustedDescriptorsPassAndTheAgentServesAgainOnceTheyAreBack) {
+  // 40 descriptors: a few dozen idle connections use them all, and accept sees EMFILE.
+  AgentProcess agent({"--max-connections", "200", "--max-handshakes", "200"}, false, {"prlimit", "--nofile=40"});
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < 60; ++i) flood.push_back(std::make_unique<RawClient>(agent.endpoint()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the agent meets EMFILE meanwhile
+  EXPECT_TRUE(agent.alive());
+  flood.clear();
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+  EXPECT_TRUE(agent.alive());
+}
+
+}  // namespace
+}  // namespace rig::test
