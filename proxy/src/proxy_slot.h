@@ -75,7 +75,11 @@ struct ProxySlot {
   // calls with no counted call in flight (its own synchronisation orders them).
   std::atomic<std::uint64_t> last_client_dst_value{0};
   std::atomic<std::uint64_t> submitted_cost{0};
-  std::atomic<bool> handed_over{false};  // release/acquire with make's check (cold)
+  // A handover message of this proxy began to leave (so the agent may hold work of it): a
+  // later make of the account on this link is refused. Not set by a submit that failed before
+  // sending; "a value was given to submit" is last_submitted != 0 (values start above the
+  // word, so the first is at least 1). release (submit) / acquire (register_proxy), cold.
+  std::atomic<bool> handed_over{false};
   engine::SpscRing<ClientCopy> copies{kCopyRecords};      // producer: submit; consumer: receiver
   engine::SpscRing<SubmittedValue> values{kValueRecords}; // producer: submit; consumer: receiver
 

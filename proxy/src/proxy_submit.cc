@@ -131,7 +131,6 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // release: pairs with the receiving thread's acquire (done reports above it are violations)
   // and stop's acquire (the last value given to submit, also when this submit fails).
   slot.last_submitted.store(value, std::memory_order_release);
-  slot.handed_over.store(true, std::memory_order_release);
   if (job_->over()) return fail_submit(why, job_->fault_text());
 
   // Waits: a word of a proxy of this link travels in the handover; any other waits here.
@@ -279,6 +278,9 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   slot.values.publish(1);
 
   // Send the handover and, right behind it, the bytes of copies from this process's memory.
+  // From here on the agent may hold a handover of this proxy: its account stays taken.
+  // release: pairs with register_proxy's acquire.
+  slot.handed_over.store(true, std::memory_order_release);
   engine::Connection& conn = link_.connection();
   int rc = 0;
   if (staging_bytes == 0 && !striped) {

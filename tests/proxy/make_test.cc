@@ -94,6 +94,34 @@ TEST_F(Make, AClosedProxyThatHandedNoneOverFreesItsAccount) {
   second.wait(second.run(w));
 }
 
+TEST_F(Make, AProxyWhoseOnlySubmitFailedBeforeSendingHandedNothingOverButStopWritesItsValue) {
+  remote::LinkOptions options;
+  options.staging.allocate = [](std::size_t) -> void* { return nullptr; };  // no memory to pack
+  options.staging.release = [](void*) {};
+  remote::Link& link = job_->connect(agent_->endpoint(), options);
+  {
+    Driven first(link, 1);
+    auto r = first->alloc(edge::Memory::kDevice, 1 << 16);
+    ASSERT_TRUE(r);
+    std::vector<std::byte> buf(1 << 16);
+    Work strided;
+    strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 4, 4096, 8192, 8192});
+    const auto s = first.submit(strided);
+    ASSERT_EQ(s.rc, RIG_FAILED);
+    EXPECT_EQ(s.why, "out of memory for a hand-over");
+    first.stop();
+    EXPECT_EQ(first->signaled(), s.value) << "stop writes the last value given to submit";
+  }
+  // Nothing of it reached the agent: its account is free again.
+  Driven second(link, 1);
+  auto r = second->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  second.wait(second.run(w));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
 TEST_F(Make, AFreeAfterAnOldProxysStopTouchesNothingOfTheNewOne) {
   std::optional<remote::Region> old_region;
   {
