@@ -6,11 +6,6 @@
 namespace rig::remote {
 namespace {
 
-std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 // A copy part that sends bytes: RIG_NEVER for what the proxy cannot run (docs/SEMANTICS.md,
 // deviations the page does not list), else RIG_FITS with its bytes.
 int copy_room(const Link& link, const rig_copy& c, std::uint64_t& bytes) {
@@ -29,7 +24,7 @@ int Proxy::room(const rig_submission& s) const {
   if ((s.n_parts > 0 && s.parts == nullptr) || (s.n_waits > 0 && s.waits == nullptr)) return RIG_NEVER;
   TravellingWaits waits;  // waits that stay here never count; those that travel, once a device
   waits.merge(link_, s);
-  std::uint64_t cost = 0, words = 0, sent = 0;
+  std::uint64_t words = 0, sent = 0;
   bool into_client = false;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
     const rig_part& p = s.parts[i];
@@ -43,12 +38,10 @@ int Proxy::room(const rig_submission& s) const {
       if (!part_sent(p)) continue;  // zero bytes: fits, and sends nothing
       std::uint64_t bytes = 0;
       if (copy_room(link_, c, bytes) != RIG_FITS) return RIG_NEVER;
-      cost = sat_add(cost, bytes);
     } else if (p.kind == RIG_PART_WORDS) {
       if (!is_host()) return RIG_NEVER;
       if (p.u.words.n_words > 0 && p.u.words.words == nullptr) return RIG_NEVER;
       words += p.u.words.n_words;
-      cost = sat_add(cost, std::uint64_t{p.u.words.n_words} * edge::kWord);
     } else {
       return RIG_NEVER;
     }

@@ -47,18 +47,30 @@ std::unique_ptr<remote::Proxy> stopped_after_one_value(remote::Link& link, std::
 }
 
 TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
-  std::promise<void> stopped;
+  std::promise<void> stopped, seen;
   auto stopped_f = stopped.get_future();
+  std::shared_future<void> seen_f = seen.get_future().share();
+  struct Release {  // once, and on every path out: the fake agent's thread must end
+    std::promise<void>& p;
+    bool done = false;
+    void operator()() {
+      if (!done) p.set_value();
+      done = true;
+    }
+    ~Release() { (*this)(); }
+  };
   std::vector<std::byte> payload(256, std::byte{0x42});
-  FakeAgent agent(1, [&](int fd) {
+  FakeAgent agent(1, [&, seen_f](int fd) {
     answer_next_request(fd);
     const std::uint64_t v = read_handover(fd);
     stopped_f.wait();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
+    seen_f.wait();  // the word took v as the bytes landed, with no done report
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});  // the word passed it: dropped
     drain(fd);
   });
+  Release release_at_end{seen};
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -72,8 +84,9 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
   EXPECT_EQ(dev->signaled(), 0u) << "the word took the last value while bytes could still land";
   stopped.set_value();
   spin_until([&] { return dev->signaled() == v; });
-  EXPECT_EQ(dev->signaled(), v);
+  EXPECT_EQ(dev->signaled(), v) << "the word did not take the last value as the last bytes landed";
   EXPECT_EQ(buf, payload);
+  release_at_end();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(job->failed()) << job->fault_text();
   EXPECT_EQ(dev->signaled(), v);  // signaled keeps working after stop

@@ -37,10 +37,21 @@ std::future<bool> sleep_async(remote::Proxy& p, std::uint64_t seen, std::uint64_
   });
 }
 
+// Whatever fails, sleepers end before their futures are destroyed: their words move.
+struct WakeOnExit {
+  std::vector<Driven*> devices;
+  remote::Link& link;
+  ~WakeOnExit() {
+    for (Driven* d : devices) std::atomic_ref<std::uint64_t>(*d->word()).store(1, std::memory_order_release);
+    link.notify_all();
+  }
+};
+
 TEST_F(Timeline, SleepReturnsByStillMsWhenNothingMoves) {
   Driven dev(*link_, 1);
   const auto t0 = std::chrono::steady_clock::now();
   auto slept = sleep_async(dev.proxy(), 0, 200);
+  WakeOnExit wake{{&dev}, *link_};
   // Generous (a loaded machine) but meaningful: a sleep that ignores still_ms misses it.
   ASSERT_EQ(slept.wait_for(std::chrono::seconds(3)), std::future_status::ready);
   const auto took = std::chrono::steady_clock::now() - t0;
@@ -52,21 +63,12 @@ TEST_F(Timeline, SleepWithTheLargestStillMsWaitsAndTheCloseWakesEverySleeperWith
   Driven a(*link_, 1), b(*link_, 2);
   auto forever = sleep_async(a.proxy(), 0, UINT64_MAX);  // no overflow: it waits
   auto hour = sleep_async(b.proxy(), 0, 3600'000);
-  // Whatever fails below, the sleepers end before their futures are destroyed: their words move.
-  struct Wake {
-    Driven &a, &b;
-    remote::Link& link;
-    ~Wake() {
-      std::atomic_ref<std::uint64_t>(*a.word()).store(1, std::memory_order_release);
-      std::atomic_ref<std::uint64_t>(*b.word()).store(1, std::memory_order_release);
-      link.notify_all();
-    }
-  } wake{a, b, *link_};
+  WakeOnExit wake{{&a, &b}, *link_};
   EXPECT_EQ(forever.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
   EXPECT_EQ(hour.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
   job_->close();
-  ASSERT_EQ(forever.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  ASSERT_EQ(hour.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  ASSERT_EQ(forever.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  ASSERT_EQ(hour.wait_for(std::chrono::seconds(5)), std::future_status::ready);
   EXPECT_FALSE(forever.get()) << "a close raised Fault in sleep";
   EXPECT_FALSE(hour.get()) << "a close raised Fault in sleep";
 }
@@ -75,6 +77,7 @@ TEST_F(Timeline, ASleepThatBeginsAfterTheCloseReturnsByItsStillMs) {
   Driven dev(*link_, 1);
   job_->close();
   auto slept = sleep_async(dev.proxy(), 0, 100);
+  WakeOnExit wake{{&dev}, *link_};
   ASSERT_EQ(slept.wait_for(std::chrono::seconds(3)), std::future_status::ready);
   EXPECT_FALSE(slept.get());
 }

@@ -91,15 +91,17 @@ std::vector<wire::Account> fake_accounts(std::uint32_t devices) {
   return v;
 }
 
-FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome) {
+FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome)
+    : FakeAgent(fake_accounts(devices), std::move(script), welcome) {}
+
+FakeAgent::FakeAgent(std::vector<wire::Account> accounts, std::function<void(int)> script, bool welcome) {
   listen_fd_ = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);
-  thread_ = std::thread([this, devices, script = std::move(script), welcome] {
+  thread_ = std::thread([this, accounts = std::move(accounts), script = std::move(script), welcome] {
     fd_ = engine::tcp_accept(listen_fd_);
     if (fd_ < 0) return;
     RawFrame hello;
     if (!read_frame(fd_, hello)) return;
     if (welcome) {
-      const auto accounts = fake_accounts(devices);
       const wire::Welcome w{wire::kMagic, wire::kVersion, 0, 0, static_cast<std::uint32_t>(accounts.size())};
       send_msg(fd_, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
     }
