@@ -276,21 +276,26 @@ void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
 void Proxy::stop(const std::optional<std::string>&) {
   ProxySlot& s = *slot_;
   // acquire: pairs with submit's release: the last value given to submit, also one whose
-  // submit failed before anything was sent (0: none was given).
+  // submit failed before anything was sent (0: none was given, and publishing 0 writes nothing).
   const std::uint64_t last = s.last_submitted.load(std::memory_order_acquire);
-  if (last != 0) {
-    s.final_value.store(last, std::memory_order_release);
-    // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
-    // end: whichever of the two comes second writes the final value.
-    s.stopped.store(true, std::memory_order_seq_cst);
-    if ((s.copies.drained() || link_.receiver_ended()) &&
-        !s.final_claimed.exchange(true, std::memory_order_seq_cst)) {
-      // The receiving thread may be in the middle of one publish to this word: let it finish
-      // (a few instructions; this waits for no work).
-      while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-      s.publish(s.final_value.load(std::memory_order_relaxed));
-    }
+  s.final_value.store(last, std::memory_order_release);
+  // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
+  // end: whichever of the two comes second writes the final value.
+  s.stopped.store(true, std::memory_order_seq_cst);
+  const bool claimed = (s.copies.drained() || link_.receiver_ended()) &&
+                       !s.final_claimed.exchange(true, std::memory_order_seq_cst);
+  // The receiving thread may be in the middle of one done report of this proxy: let it finish
+  // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
+  // it reads stopped and final_claimed (Link::on_done), so a report it handles later sees both.
+  while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  s.values.release_storage();  // from here the receiver skips this proxy's values
+  if (claimed) {
+    s.publish(last);
+    s.copies.release_storage();  // drained, or the receiving thread ended
   }
+  std::vector<std::byte>().swap(message_);  // submit's scratch: no counted call is in flight
+  std::vector<BytesHeader>().swap(bytes_headers_);
+  std::vector<iovec>().swap(iov_);
   s.closed.store(true, std::memory_order_release);
 }
 

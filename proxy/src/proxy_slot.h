@@ -1,5 +1,12 @@
 // Internal: the state of one proxy that its submitting thread and the link's receiving thread
-// share. Lives in its link until the link is destroyed, so a stopped proxy's record stays.
+// share. Lives in its link until the link is destroyed, so a stopped proxy's record (device,
+// last value, the flags below) stays; the receiving thread reads slots without a lock, so a
+// slot itself is never freed before the link. What a stopped proxy no longer needs is freed:
+// the values ring at stop, once the receiving thread is out of its done handling of the slot
+// (receiver_busy; after stop it skips the ring), and the copies ring by whichever side claims
+// the final write (final_claimed), when no copy into this process's memory is pending or the
+// receiving thread has ended, so neither side reads a record again (the receiver touches
+// records only while the ring is not empty, and after stop nothing is added to it).
 #pragma once
 
 #include <atomic>
@@ -113,6 +120,7 @@ struct ProxySlot {
     if (stopped.load(std::memory_order_seq_cst) &&
         !final_claimed.exchange(true, std::memory_order_seq_cst)) {
       publish(final_value.load(std::memory_order_acquire));
+      copies.release_storage();  // drained, or this thread ends: no record is read again
     }
   }
 };
