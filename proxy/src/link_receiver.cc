@@ -231,7 +231,9 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
   // The word of a stopped proxy whose final value is written belongs to the runtime again:
   // drop the report without touching it (the word holds the last value, >= d.value).
   s->receiver_busy.store(1, std::memory_order_seq_cst);
-  if (s->stopped.load(std::memory_order_seq_cst) && s->final_claimed.load(std::memory_order_seq_cst)) {
+  // seq_cst: the Dekker pair of Proxy::stop's store of stopped and its load of receiver_busy.
+  const bool stopped = s->stopped.load(std::memory_order_seq_cst);
+  if (stopped && s->final_claimed.load(std::memory_order_seq_cst)) {
     s->receiver_busy.store(0, std::memory_order_release);
     return true;
   }
@@ -239,14 +241,16 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
     s->receiver_busy.store(0, std::memory_order_release);
     return true;
   }
-  std::size_t n = 0;
-  std::uint64_t cost_end = 0;
-  const std::size_t queued = s->values.size();
-  while (n < queued && s->values.at(n).value <= d.value) cost_end = s->values.at(n++).cost_end;
-  if (n > 0) {
-    s->values.pop(n);
-    // release: pairs with room's acquire.
-    s->done_cost.store(cost_end, std::memory_order_release);
+  if (!stopped) {  // a stopped proxy's values ring is freed (stop), and room runs no more
+    std::size_t n = 0;
+    std::uint64_t cost_end = 0;
+    const std::size_t queued = s->values.size();
+    while (n < queued && s->values.at(n).value <= d.value) cost_end = s->values.at(n++).cost_end;
+    if (n > 0) {
+      s->values.pop(n);
+      // release: pairs with room's acquire.
+      s->done_cost.store(cost_end, std::memory_order_release);
+    }
   }
   s->publish(d.value);
   // release: pairs with stop's seq_cst load: the publish is done.

@@ -186,12 +186,14 @@ std::variant<edge::Loaded<Region, Image>, std::string> Proxy::image(std::span<co
 }
 
 edge::EntryAnswer Proxy::entry(const Image& image, const std::string& function) {
+  // The job first: once it failed or its close began, entry raises Fault, also for a function
+  // whose answer is kept (the page: the calls that ask the agent raise).
+  job_->check();
   ImageRecord& rec = *image.record;
   {
     std::lock_guard lock(rec.mu);
     if (auto it = rec.entries.find(function); it != rec.entries.end()) return it->second;
   }
-  job_->check();
   if (function.empty() || function.size() > wire::kMaxName) return edge::Absent{};
   wire::Request req{};
   req.kind = static_cast<std::uint16_t>(wire::RequestKind::kEntry);
@@ -239,41 +241,61 @@ std::uint64_t Proxy::signaled() const {
 
 void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
   using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(still_ms);
+  // A sleep in progress when the close begins returns at once; one that begins after it waits
+  // out its still_ms (rig would only call it again while the word is unmoved).
+  const bool closing_before = job_->closing();
+  const auto start = clock::now();
+  // Saturated: a still_ms past what the clock can hold waits "forever" instead of overflowing.
+  const auto most_ms = std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start);
+  const auto deadline = still_ms >= static_cast<std::uint64_t>(most_ms.count())
+                            ? clock::time_point::max()
+                            : start + std::chrono::milliseconds(still_ms);
   // A short poll first (as UCX's busy polling, but yielding the core): a word that moves within
   // about a loopback round trip is seen without the receiving thread's futex wake and this
   // thread's reschedule. Bounded, so a long wait still sleeps.
-  const auto spin_until = std::min(deadline, clock::now() + std::chrono::microseconds(kSpinUs));
+  const auto spin_until = std::min(deadline, start + std::chrono::microseconds(kSpinUs));
   while (clock::now() < spin_until) {
+    // Failure first: the event is consumed, so sleep raises for it whatever the word shows.
+    if (job_->failed()) throw edge::Fault(job_->fault_text());
     if (signaled() != seen) return;
     std::this_thread::yield();
   }
   for (;;) {
     const std::uint32_t events = slot_->events.current();
-    if (signaled() != seen) return;
     if (job_->failed()) throw edge::Fault(job_->fault_text());
-    const auto left = deadline - clock::now();
-    if (left <= clock::duration::zero()) return;
-    slot_->events.wait(events, std::chrono::duration_cast<std::chrono::nanoseconds>(left).count());
+    if (signaled() != seen) return;
+    if (!closing_before && job_->closing()) return;  // the close woke it: no Fault for a close
+    const auto now = clock::now();
+    if (now >= deadline) return;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::min<clock::duration>(deadline - now, std::chrono::hours(1)));
+    slot_->events.wait(events, left.count());
   }
 }
 
 void Proxy::stop(const std::optional<std::string>&) {
   ProxySlot& s = *slot_;
-  if (s.handed_over.load(std::memory_order_acquire)) {
-    // acquire: pairs with submit's release: the last value given to submit.
-    s.final_value.store(s.last_submitted.load(std::memory_order_acquire), std::memory_order_release);
-    // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
-    // end: whichever of the two comes second writes the final value.
-    s.stopped.store(true, std::memory_order_seq_cst);
-    if ((s.copies.drained() || link_.receiver_ended()) &&
-        !s.final_claimed.exchange(true, std::memory_order_seq_cst)) {
-      // The receiving thread may be in the middle of one publish to this word: let it finish
-      // (a few instructions; this waits for no work).
-      while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-      s.publish(s.final_value.load(std::memory_order_relaxed));
-    }
+  // acquire: pairs with submit's release: the last value given to submit, also one whose
+  // submit failed before anything was sent (0: none was given, and publishing 0 writes nothing).
+  const std::uint64_t last = s.last_submitted.load(std::memory_order_acquire);
+  s.final_value.store(last, std::memory_order_release);
+  // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
+  // end: whichever of the two comes second writes the final value.
+  s.stopped.store(true, std::memory_order_seq_cst);
+  const bool claimed = (s.copies.drained() || link_.receiver_ended()) &&
+                       !s.final_claimed.exchange(true, std::memory_order_seq_cst);
+  // The receiving thread may be in the middle of one done report of this proxy: let it finish
+  // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
+  // it reads stopped and final_claimed (Link::on_done), so a report it handles later sees both.
+  while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  s.values.release_storage();  // from here the receiver skips this proxy's values
+  if (claimed) {
+    s.publish(last);
+    s.copies.release_storage();  // drained, or the receiving thread ended
   }
+  std::vector<std::byte>().swap(message_);  // submit's scratch: no counted call is in flight
+  std::vector<BytesHeader>().swap(bytes_headers_);
+  std::vector<iovec>().swap(iov_);
   s.closed.store(true, std::memory_order_release);
 }
 

@@ -1,5 +1,12 @@
 // Internal: the state of one proxy that its submitting thread and the link's receiving thread
-// share. Lives in its link until the link is destroyed, so a stopped proxy's record stays.
+// share. Lives in its link until the link is destroyed, so a stopped proxy's record (device,
+// last value, the flags below) stays; the receiving thread reads slots without a lock, so a
+// slot itself is never freed before the link. What a stopped proxy no longer needs is freed:
+// the values ring at stop, once the receiving thread is out of its done handling of the slot
+// (receiver_busy; after stop it skips the ring), and the copies ring by whichever side claims
+// the final write (final_claimed), when no copy into this process's memory is pending or the
+// receiving thread has ended, so neither side reads a record again (the receiver touches
+// records only while the ring is not empty, and after stop nothing is added to it).
 #pragma once
 
 #include <atomic>
@@ -75,7 +82,11 @@ struct ProxySlot {
   // calls with no counted call in flight (its own synchronisation orders them).
   std::atomic<std::uint64_t> last_client_dst_value{0};
   std::atomic<std::uint64_t> submitted_cost{0};
-  std::atomic<bool> handed_over{false};  // release/acquire with make's check (cold)
+  // A handover message of this proxy began to leave (so the agent may hold work of it): a
+  // later make of the account on this link is refused. Not set by a submit that failed before
+  // sending; "a value was given to submit" is last_submitted != 0 (values start above the
+  // word, so the first is at least 1). release (submit) / acquire (register_proxy), cold.
+  std::atomic<bool> handed_over{false};
   engine::SpscRing<ClientCopy> copies{kCopyRecords};      // producer: submit; consumer: receiver
   engine::SpscRing<SubmittedValue> values{kValueRecords}; // producer: submit; consumer: receiver
 
@@ -109,6 +120,7 @@ struct ProxySlot {
     if (stopped.load(std::memory_order_seq_cst) &&
         !final_claimed.exchange(true, std::memory_order_seq_cst)) {
       publish(final_value.load(std::memory_order_acquire));
+      copies.release_storage();  // drained, or this thread ends: no record is read again
     }
   }
 };

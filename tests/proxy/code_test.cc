@@ -337,14 +337,15 @@ TEST_F(Code, UnloadAndPrepareSendNothingOnceTheJobFailed) {
   EXPECT_EQ(sent(), before);
 }
 
-TEST_F(Code, ImageAndEntryRaiseTheJobIsClosedOnceTheCloseBegan) {
+TEST_F(Code, ImageAndEntryRaiseTheJobIsClosedOnceTheCloseBeganAlsoForAKeptEntry) {
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(host->entry(img, "counter")));  // kept
   job_->close();
-  for (int call = 0; call < 2; ++call) {
+  for (int call = 0; call < 3; ++call) {
     try {
       if (call == 0) host->image(std::span<const std::byte>(assemble(kCounter)));
-      else host->entry(img, "counter");
+      else host->entry(img, call == 1 ? "counter" : "nope");
       FAIL() << "call " << call;
     } catch (const edge::Fault& f) {
       EXPECT_STREQ(f.what(), "the job is closed");
@@ -377,12 +378,16 @@ TEST(CodeBudget, ALaunchPastItsInstructionBudgetFaultsTheHostAndFailsTheJobWithI
   EXPECT_TRUE(agent.alive());  // the agent itself goes on
 }
 
-TEST_F(Code, ImageAndEntryRaiseFaultOnceTheJobFailed) {
+TEST_F(Code, ImageAndEntryRaiseFaultOnceTheJobFailedAlsoForAKeptEntry) {
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
+  // Answers entry kept from before the failure do not escape it: entry raises for them too.
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(host->entry(img, "counter")));
+  ASSERT_TRUE(std::holds_alternative<edge::Absent>(host->entry(img, "nope")));
   job_->fail("gone");
   EXPECT_THROW(host->image(std::span<const std::byte>(assemble(kCounter))), edge::Fault);
   EXPECT_THROW(host->entry(img, "counter"), edge::Fault);
+  EXPECT_THROW(host->entry(img, "nope"), edge::Fault);
 }
 
 }  // namespace

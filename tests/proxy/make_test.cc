@@ -1,4 +1,7 @@
 // The page's "Proxies" section: device and make.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 
 #include "fixture.h"
@@ -92,6 +95,52 @@ TEST_F(Make, AClosedProxyThatHandedNoneOverFreesItsAccount) {
   Work w;
   w.between(*r, 0, *r, 0, 64);
   second.wait(second.run(w));
+}
+
+TEST_F(Make, AProxyWhoseOnlySubmitFailedBeforeSendingHandedNothingOverButStopWritesItsValue) {
+  remote::LinkOptions options;
+  options.staging.allocate = [](std::size_t) -> void* { return nullptr; };  // no memory to pack
+  options.staging.release = [](void*) {};
+  remote::Link& link = job_->connect(agent_->endpoint(), options);
+  {
+    Driven first(link, 1);
+    auto r = first->alloc(edge::Memory::kDevice, 1 << 16);
+    ASSERT_TRUE(r);
+    std::vector<std::byte> buf(1 << 16);
+    Work strided;
+    strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 4, 4096, 8192, 8192});
+    const auto s = first.submit(strided);
+    ASSERT_EQ(s.rc, RIG_FAILED);
+    EXPECT_EQ(s.why, "out of memory for a hand-over");
+    first.stop();
+    EXPECT_EQ(first->signaled(), s.value) << "stop writes the last value given to submit";
+  }
+  // Nothing of it reached the agent: its account is free again.
+  Driven second(link, 1);
+  auto r = second->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  second.wait(second.run(w));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+// This process's resident memory, in bytes.
+std::uint64_t resident_bytes() {
+  std::uint64_t pages = 0, resident = 0;
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  if (std::fscanf(f, "%lu %lu", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST_F(Make, TwoHundredMakeStopCyclesOnOneLinkHoldConstantMemory) {
+  // stop releases what the driver made to run work (each proxy's queues: about 1.25 MiB).
+  for (int i = 0; i < 10; ++i) Driven(*link_, 1).stop();
+  const std::uint64_t before = resident_bytes();
+  for (int i = 0; i < 200; ++i) Driven(*link_, 1).stop();
+  EXPECT_LT(resident_bytes(), before + (32u << 20)) << "200 cycles kept their queues (about 250 MiB)";
 }
 
 TEST_F(Make, AFreeAfterAnOldProxysStopTouchesNothingOfTheNewOne) {

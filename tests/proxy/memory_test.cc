@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "fixture.h"
+#include "raw_peer.h"
 
 namespace rig::test {
 namespace {
@@ -135,6 +136,20 @@ TEST_F(Memory, PeerFollowsTheAccountWithTheLargerId) {
   isolated.stop();
   EXPECT_TRUE(remote::Proxy::peer(a.proxy(), b.proxy()));
   EXPECT_FALSE(remote::Proxy::peer(a.proxy(), isolated.proxy()));
+}
+
+// Reach that is not symmetric tells "the account with the larger id" from either's own.
+TEST(MemoryFake, PeerFollowsTheAccountWithTheLargerIdWhereReachIsNotSymmetric) {
+  std::vector<wire::Account> accounts = fake_accounts(2);
+  accounts[1].reaches = 0b001;  // device 1's own account: it reaches neither itself nor device 2
+  accounts[2].reaches = 0b111;  // device 2's, the larger id: devices 1 and 2 reach each other
+  FakeAgent agent(accounts, [](int fd) { drain(fd); });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven a(link, 1), b(link, 2);
+  EXPECT_TRUE(remote::Proxy::peer(a.proxy(), b.proxy()));
+  EXPECT_TRUE(remote::Proxy::peer(b.proxy(), a.proxy()));
+  job->close();
 }
 
 TEST_F(Memory, MapPeerIsNoneWhereTheAgentCannotMap) {

@@ -27,19 +27,50 @@ void spin_until(const std::function<bool()>& cond) {
   for (int i = 0; i < 5000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
+// Makes the proxy of device 1 on `word` (the agent answers its alloc), submits value 1, a copy
+// between objects only (nothing can land here, so stop writes the value at once), stops it,
+// and passes the word on as the runtime does: a later device starts it at 0. Null on a failure.
+std::unique_ptr<remote::Proxy> stopped_after_one_value(remote::Link& link, std::uint64_t* word) {
+  auto p = remote::device(link, *link.account(1), remote::abi::Device{1}).make(word);
+  auto r = p->alloc(edge::Memory::kDevice, 64);
+  if (!r) return nullptr;
+  rig_part part{};
+  part.kind = RIG_PART_COPY;
+  part.u.copy = rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 1, 64, 64, 64};
+  rig_submission s{nullptr, 0, 1, &part};
+  const char* why = nullptr;
+  if (rig_proxy_submit(p->c_handle(), &s, 1, &why) != RIG_COMMITTED) return nullptr;
+  p->stop(std::nullopt);
+  if (p->signaled() != 1u) return nullptr;
+  std::atomic_ref<std::uint64_t>(*word).store(0, std::memory_order_release);
+  return p;
+}
+
 TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
-  std::promise<void> stopped;
+  std::promise<void> stopped, seen;
   auto stopped_f = stopped.get_future();
+  std::shared_future<void> seen_f = seen.get_future().share();
+  struct Release {  // once, and on every path out: the fake agent's thread must end
+    std::promise<void>& p;
+    bool done = false;
+    void operator()() {
+      if (!done) p.set_value();
+      done = true;
+    }
+    ~Release() { (*this)(); }
+  };
   std::vector<std::byte> payload(256, std::byte{0x42});
-  FakeAgent agent(1, [&](int fd) {
+  FakeAgent agent(1, [&, seen_f](int fd) {
     answer_next_request(fd);
     const std::uint64_t v = read_handover(fd);
     stopped_f.wait();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
+    seen_f.wait();  // the word took v as the bytes landed, with no done report
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});  // the word passed it: dropped
     drain(fd);
   });
+  Release release_at_end{seen};
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -53,8 +84,9 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
   EXPECT_EQ(dev->signaled(), 0u) << "the word took the last value while bytes could still land";
   stopped.set_value();
   spin_until([&] { return dev->signaled() == v; });
-  EXPECT_EQ(dev->signaled(), v);
+  EXPECT_EQ(dev->signaled(), v) << "the word did not take the last value as the last bytes landed";
   EXPECT_EQ(buf, payload);
+  release_at_end();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(job->failed()) << job->fault_text();
   EXPECT_EQ(dev->signaled(), v);  // signaled keeps working after stop
@@ -124,23 +156,36 @@ TEST(Stop, OnceTheWordHoldsTheLastValueNothingOfTheProxyWritesItAgain) {
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   alignas(8) static std::uint64_t word = 0;
-  auto p = remote::device(link, *link.account(1), remote::abi::Device{1}).make(&word);
-  auto r = p->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(r);
-  // A copy between objects only: nothing can land here, so stop writes the value at once.
-  rig_part part{};
-  part.kind = RIG_PART_COPY;
-  part.u.copy = rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 1, 64, 64, 64};
-  rig_submission s{nullptr, 0, 1, &part};
-  const char* why = nullptr;
-  ASSERT_EQ(rig_proxy_submit(p->c_handle(), &s, 1, &why), RIG_COMMITTED);
-  p->stop(std::nullopt);
-  ASSERT_EQ(p->signaled(), 1u);
-  // The runtime passes the word to a later device, which starts it at 0.
-  std::atomic_ref<std::uint64_t>(word).store(0, std::memory_order_release);
+  auto p = stopped_after_one_value(link, &word);
+  ASSERT_TRUE(p);
   handed_on.set_value(1);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(std::atomic_ref<std::uint64_t>(word).load(std::memory_order_acquire), 0u);
+  job->close();
+}
+
+TEST(Stop, ALateDoneOfAStoppedProxyIsDroppedAndTheJobLives) {
+  std::promise<void> handed_on;
+  auto handed_on_f = handed_on.get_future();
+  FakeAgent agent(2, [&](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    handed_on_f.wait();
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});  // late, alone
+    answer_next_request(fd);  // answered only after the done was handled
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word = 0;
+  std::atomic_ref<std::uint64_t>(word).store(0, std::memory_order_release);
+  auto p = stopped_after_one_value(link, &word);
+  ASSERT_TRUE(p);
+  handed_on.set_value();
+  Driven other(link, 2);
+  ASSERT_TRUE(other->alloc(edge::Memory::kDevice, 64));  // the late done was handled before
+  EXPECT_EQ(std::atomic_ref<std::uint64_t>(word).load(std::memory_order_acquire), 0u);
+  EXPECT_FALSE(job->failed()) << job->fault_text();
   job->close();
 }
 

@@ -196,7 +196,7 @@ TEST_F(Submit, WordsCountTowardsThe64MiBInFlight) {
   host.run(exactly);
   Work tiny;
   tiny.between(*r, 0, *r, 0, 4);
-  EXPECT_EQ(host.room(tiny), RIG_FITS);  // 64 MiB in flight is not more than 64 MiB
+  ASSERT_EQ(host.room(tiny), RIG_FITS);  // 64 MiB in flight is not more than 64 MiB
   Work words;  // one word more, also held
   words.wait(gate.word(), 1, 1).words(img.id, std::get<edge::Entry>(e).function,
                                       {static_cast<std::uint32_t>(r->id)});

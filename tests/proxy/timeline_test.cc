@@ -2,9 +2,11 @@
 // decreases, and holds v only after every byte of values <= v has landed).
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "fixture.h"
+#include "raw_peer.h"
 
 namespace rig::test {
 namespace {
@@ -23,13 +25,99 @@ TEST_F(Timeline, SleepReturnsAtOnceWhenTheWordDiffersFromSeen) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }
 
+// Runs sleep on a thread of its own; the future tells whether it raised.
+std::future<bool> sleep_async(remote::Proxy& p, std::uint64_t seen, std::uint64_t still_ms) {
+  return std::async(std::launch::async, [&p, seen, still_ms] {
+    try {
+      p.sleep(seen, still_ms);
+      return false;
+    } catch (const edge::Fault&) {
+      return true;
+    }
+  });
+}
+
+// Whatever fails, sleepers end before their futures are destroyed: their words move.
+struct WakeOnExit {
+  std::vector<Driven*> devices;
+  remote::Link& link;
+  ~WakeOnExit() {
+    for (Driven* d : devices) std::atomic_ref<std::uint64_t>(*d->word()).store(1, std::memory_order_release);
+    link.notify_all();
+  }
+};
+
 TEST_F(Timeline, SleepReturnsByStillMsWhenNothingMoves) {
   Driven dev(*link_, 1);
   const auto t0 = std::chrono::steady_clock::now();
-  dev->sleep(0, 30);
+  auto slept = sleep_async(dev.proxy(), 0, 200);
+  WakeOnExit wake{{&dev}, *link_};
+  // Generous (a loaded machine) but meaningful: a sleep that ignores still_ms misses it.
+  ASSERT_EQ(slept.wait_for(std::chrono::seconds(3)), std::future_status::ready);
   const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_GE(took, std::chrono::milliseconds(30));
-  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_FALSE(slept.get());
+  EXPECT_GE(took, std::chrono::milliseconds(200));
+}
+
+TEST_F(Timeline, SleepWithTheLargestStillMsWaitsAndTheCloseWakesEverySleeperWithoutFault) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto forever = sleep_async(a.proxy(), 0, UINT64_MAX);  // no overflow: it waits
+  auto hour = sleep_async(b.proxy(), 0, 3600'000);
+  WakeOnExit wake{{&a, &b}, *link_};
+  EXPECT_EQ(forever.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  EXPECT_EQ(hour.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  job_->close();
+  ASSERT_EQ(forever.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  ASSERT_EQ(hour.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_FALSE(forever.get()) << "a close raised Fault in sleep";
+  EXPECT_FALSE(hour.get()) << "a close raised Fault in sleep";
+}
+
+TEST_F(Timeline, ASleepThatBeginsAfterTheCloseReturnsByItsStillMs) {
+  Driven dev(*link_, 1);
+  job_->close();
+  auto slept = sleep_async(dev.proxy(), 0, 100);
+  WakeOnExit wake{{&dev}, *link_};
+  ASSERT_EQ(slept.wait_for(std::chrono::seconds(3)), std::future_status::ready);
+  EXPECT_FALSE(slept.get());
+}
+
+TEST_F(Timeline, AfterFailureSleepRaisesEvenWhenTheWordDiffersFromSeen) {
+  Driven dev(*link_, 1, 5);
+  job_->fail("root cause");
+  try {
+    dev->sleep(4, 1000);
+    FAIL() << "sleep returned on a word that differs, after the job failed";
+  } catch (const edge::Fault& f) {
+    EXPECT_STREQ(f.what(), "root cause");
+  }
+  EXPECT_EQ(dev->signaled(), 5u);  // signaled still shows the word
+}
+
+// A fake agent reports done v2, then done v1, then answers a request: once that answer is in,
+// the receiving thread has handled both reports (one connection, in order).
+TEST(TimelineFake, ADoneBelowTheWordIsDroppedAndTheWordNeverDecreases) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v1 = read_handover(fd), v2 = read_handover(fd);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v2});
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v1});  // below the word
+    answer_next_request(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  dev.run(w);
+  const std::uint64_t v2 = dev.run(w);
+  ASSERT_TRUE(dev->alloc(edge::Memory::kDevice, 64));  // answered after both reports
+  EXPECT_EQ(dev->signaled(), v2);
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
 }
 
 TEST_F(Timeline, SleepWakesWhenTheWordMoves) {

@@ -128,12 +128,15 @@ void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool wel
 
 }  // namespace
 
-FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome) {
+FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome)
+    : FakeAgent(fake_accounts(devices), std::move(script), welcome) {}
+
+FakeAgent::FakeAgent(std::vector<wire::Account> accounts, std::function<void(int)> script, bool welcome) {
   listen_fd_ = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);
-  thread_ = std::thread([this, devices, script = std::move(script), welcome] {
+  thread_ = std::thread([this, accounts = std::move(accounts), script = std::move(script), welcome] {
     fd_ = engine::tcp_accept(listen_fd_);
     if (fd_ < 0) return;
-    welcome_client(fd_, fake_accounts(devices), welcome);
+    welcome_client(fd_, accounts, welcome);
     script(fd_);
   });
 }

@@ -56,6 +56,8 @@ std::vector<wire::Account> fake_accounts(std::uint32_t devices);
 class FakeAgent {
  public:
   FakeAgent(std::uint32_t devices, std::function<void(int fd)> script, bool welcome = true);
+  // The same, with a welcome of these accounts.
+  FakeAgent(std::vector<wire::Account> accounts, std::function<void(int fd)> script, bool welcome = true);
   ~FakeAgent();
   std::string endpoint() const;
   void join();

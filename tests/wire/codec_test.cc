@@ -476,10 +476,11 @@ TEST(Layout, TypeNamesAreTheMessageNames) {
 }
 
 TEST(Layout, LargestLegalControlMessagesFitTheControlBound) {
-  const std::uint64_t largest_handover = sizeof(Handover) + std::uint64_t{kMaxWaits} * sizeof(Wait) +
-                                         std::uint64_t{kMaxParts} * sizeof(Part) +
-                                         std::uint64_t{kMaxWords} * 4;
-  EXPECT_LE(largest_handover, kMaxControlLength);
+  // A handover's counts are bounded one at a time by what a frame carries; together, by its
+  // length (check_header).
+  EXPECT_LE(sizeof(Handover) + std::uint64_t{kMaxWaits} * sizeof(Wait), kMaxControlLength);
+  EXPECT_LE(sizeof(Handover) + std::uint64_t{kMaxParts} * sizeof(Part), kMaxControlLength);
+  EXPECT_LE(sizeof(Handover) + sizeof(Part) + std::uint64_t{kMaxWords} * 4, kMaxControlLength);
   EXPECT_LE(sizeof(Request) + kMaxImage, kMaxControlLength);
   EXPECT_LE(sizeof(Welcome) + kMaxDevices * sizeof(Account), kMaxControlLength);
   EXPECT_LE(sizeof(Answer) + kMaxText, kMaxControlLength);
@@ -1090,16 +1091,20 @@ TEST(Handover, HandoverWithTooManyWordsIsRejected) {
   }
 }
 
-TEST(Handover, LargestLegalHandoverPassesCheckHeaderAndDecodes) {
-  HandoverMsg m;
-  m.fixed.device = 0;
-  m.waits.assign(kMaxWaits, Wait{2, 0, 1});
-  m.parts.assign(kMaxParts - 1, a_copy());
-  m.parts.push_back(words_part(1, 0, kMaxWords));
-  m.words.assign(kMaxWords, 7);
-  const Encoded e = m.build();
-  EXPECT_TRUE(HeaderAccepted(e.header()));
-  EXPECT_TRUE(Accepted<HandoverView>(e.body()));
+TEST(Handover, TheMostPartsOrWordsOneFrameCarriesPassCheckHeaderAndDecode) {
+  HandoverMsg parts;
+  parts.parts.assign(kMaxParts, a_copy());
+  EXPECT_TRUE(HeaderAccepted(parts.build().header()));
+  EXPECT_TRUE(Accepted<HandoverView>(parts.build().body()));
+  HandoverMsg words;
+  words.fixed.device = 0;
+  words.parts = {words_part(1, 0, kMaxWords)};
+  words.words.assign(kMaxWords, 7);
+  EXPECT_TRUE(HeaderAccepted(words.build().header()));
+  EXPECT_TRUE(Accepted<HandoverView>(words.build().body()));
+  // The bounds are what one frame carries: one more part would not fit a frame.
+  EXPECT_GT(sizeof(Handover) + (std::uint64_t{kMaxParts} + 1) * sizeof(Part), kMaxControlLength);
+  EXPECT_GT(sizeof(Handover) + sizeof(Part) + (std::uint64_t{kMaxWords} + 1) * 4, kMaxControlLength);
 }
 
 TEST(Handover, LengthNotMatchingTheCountsIsRejected) {

@@ -45,6 +45,11 @@ class SpscRing {
     head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_seq_cst);
   }
 
+  // Frees the slots' memory; the indices stay, so empty(), size() and drained() still answer.
+  // The caller guarantees that neither side touches a slot again (claim, front, at) and that
+  // every earlier access to one happens before this call.
+  void release_storage() { slots_.reset(); }
+
   // Any thread: whether everything published has been popped (seq_cst, for the handshake).
   bool drained() const {
     return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_seq_cst);

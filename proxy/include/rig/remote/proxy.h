@@ -28,6 +28,8 @@
 namespace rig::remote {
 
 struct ProxySlot;
+struct Staging;
+struct TravellingWaits;
 class Proxy;
 
 // A region: an agent object named by an id of the job, or a proxy's timeline word.
@@ -149,6 +151,13 @@ class Proxy {
   friend class Device;
   int fail_submit(const char** why, std::string text);
   bool wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot* same_link);
+  // submit's steps (proxy_submit.cc).
+  bool wait_here(const rig_submission& s, const TravellingWaits& t, bool from_client);
+  bool encode(const rig_submission& s, std::uint64_t value, const TravellingWaits& t);
+  bool record(const rig_submission& s, std::uint64_t value);
+  bool reserve_posted(const rig_submission& s);
+  int send_posted(const rig_submission& s, std::uint64_t value);
+  int send_holding(const rig_submission& s, std::uint64_t value, Staging& staging);
 
   std::shared_ptr<Job> job_;  // the job outlives its proxies
   Link& link_;

@@ -11,9 +11,12 @@
 namespace rig::wire {
 
 inline constexpr std::uint32_t kMaxDevices = 64;      // accounts one agent may open
-inline constexpr std::uint32_t kMaxWaits = 256;       // waits of one handover
-inline constexpr std::uint32_t kMaxParts = 4096;      // parts of one handover
-inline constexpr std::uint32_t kMaxWords = 1u << 16;  // words of one handover, all parts
+inline constexpr std::uint32_t kMaxWaits = 256;       // waits of one handover (>= kMaxDevices)
+// Parts and words of one handover: as many as one frame carries (kMaxControlLength: the
+// Handover's 24 bytes, 88 per part, 4 per word; static_asserts below). A handover with both
+// near their bounds is refused by its length (check_header), not by these.
+inline constexpr std::uint32_t kMaxParts = (kMaxControlLength - 24) / 88;       // 11 961
+inline constexpr std::uint32_t kMaxWords = (kMaxControlLength - 24 - 88) / 4;   // 263 140
 inline constexpr std::uint32_t kMaxText = 4096;       // reason texts
 inline constexpr std::uint32_t kMaxName = 64;         // function names
 inline constexpr std::uint32_t kMaxImage = 1u << 20;  // an image's binary
@@ -250,6 +253,9 @@ struct Handover {
   std::uint32_t n_words;
 };
 static_assert(sizeof(Handover) == 24);
+static_assert(sizeof(Handover) + std::size_t{kMaxParts} * sizeof(Part) <= kMaxControlLength);
+static_assert(sizeof(Handover) + sizeof(Part) + std::size_t{kMaxWords} * 4 <= kMaxControlLength);
+static_assert(kMaxWaits >= kMaxDevices, "waits merged per device always fit");
 
 // ---- kBytes, kDone, kFailure -------------------------------------------------------------
 

@@ -1,0 +1,105 @@
+// The page's room: RIG_FITS for everything the proxy can run that its RIG_NEVER list does not
+// name; the deviations that remain (docs/SEMANTICS.md) are pinned here too.
+#include <variant>
+
+#include "fixture.h"
+#include "rig/program/program.h"
+
+namespace rig::test {
+namespace {
+
+class Room : public AgentSuite {};
+
+TEST_F(Room, WaitsThatStayHereNeverCountHoweverMany) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  alignas(8) static std::uint64_t local_word = 5;  // a local device's word, reached already
+  Work w;
+  for (int i = 0; i < 1000; ++i) w.wait(&local_word, 0, 1 + i % 5);
+  w.between(*r, 0, *r, 0, 64);
+  ASSERT_EQ(dev.room(w), RIG_FITS);
+  dev.wait(dev.run(w));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Room, TravellingWaitsAreMergedPerDeviceKeepingTheLargestValue) {
+  Driven a(*link_, 1), b(*link_, 2);
+  auto ra = a->alloc(edge::Memory::kDevice, 64);
+  auto rb = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(ra && rb);
+  Work held;
+  for (int i = 0; i < 300; ++i) held.wait(b.word(), 2, i % 2 == 0 ? 1 : 3 - i % 3);  // largest: 3
+  held.between(*ra, 0, *ra, 0, 64);
+  ASSERT_EQ(a.room(held), RIG_FITS);
+  const std::uint64_t v = a.run(held);
+  Work go;
+  go.between(*rb, 0, *rb, 0, 64);
+  b.run(go);
+  b.wait(b.run(go));  // b at 2: below the largest wait
+  a->sleep(0, 100);
+  EXPECT_LT(a->signaled(), v) << "a handover ran before its largest wait was reached";
+  b.wait(b.run(go));  // b at 3
+  a.wait(v);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Room, AZeroByteCopyFitsAndSendsNothing) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  std::vector<std::byte> here(64, std::byte{3}), down(64);
+  Work empty;  // zero rows from here, zero-byte rows into here: both fit, neither is sent
+  empty.copy(rig_copy{harness::host_side(here.data()), harness::region_side(*r, 0), 0, 64, 64, 64})
+      .copy(rig_copy{harness::region_side(*r, 0), harness::host_side(down.data()), 1, 0, 0, 0});
+  ASSERT_EQ(dev.room(empty), RIG_FITS);
+  const std::uint64_t before = sent();
+  dev.wait(dev.run(empty));
+  EXPECT_EQ(sent() - before, sizeof(wire::FrameHeader) + sizeof(wire::Handover)) << "a part was sent";
+  // Beside copies that move bytes, the parts after it keep their place on the wire.
+  Work mixed;
+  mixed.copy(rig_copy{harness::host_side(here.data()), harness::region_side(*r, 0), 0, 8, 8, 8})
+      .to_device(here.data(), *r, 0, 64)
+      .copy(rig_copy{harness::region_side(*r, 0), harness::host_side(down.data()), 0, 8, 8, 8})
+      .to_host(*r, 0, down.data(), 64);
+  dev.wait(dev.run(mixed));
+  EXPECT_EQ(down, here);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Room, MorePartsAndWordsThanTheOldBoundsFitUpToWhatOneFrameCarries) {
+  Driven host(*link_, 0);
+  auto r = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work parts;
+  for (int i = 0; i < 5000; ++i) parts.between(*r, 0, *r, 0, 4);
+  ASSERT_EQ(host.room(parts), RIG_FITS);
+  host.wait(host.run(parts));
+  auto bin = program::assemble("func wide params=16\n ret\nend\n");
+  ASSERT_TRUE(std::holds_alternative<std::vector<std::byte>>(bin));
+  auto loaded = host->image(std::get<std::vector<std::byte>>(bin));
+  ASSERT_TRUE((std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(loaded)));
+  const remote::Image img = std::get<edge::Loaded<remote::Region, remote::Image>>(loaded).image;
+  const auto e = host->entry(img, "wide");
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
+  Work words;  // 80 000 words
+  for (int i = 0; i < 5000; ++i) words.words(img.id, std::get<edge::Entry>(e).function, std::vector<std::uint32_t>(16, 7));
+  ASSERT_EQ(host.room(words), RIG_FITS);
+  host.wait(host.run(words));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+TEST_F(Room, TheRemainingDeviationsAreNever) {
+  Driven dev(*link_, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 1 << 16);
+  ASSERT_TRUE(r);
+  Work past_the_frame;  // a handover one frame cannot carry
+  for (std::uint32_t i = 0; i <= wire::kMaxParts; ++i) past_the_frame.between(*r, 0, *r, 0, 4);
+  EXPECT_EQ(dev.room(past_the_frame), RIG_NEVER);
+  Work overlapping;  // rows overlap: pitch < row bytes
+  overlapping.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 2, 64, 32, 64});
+  EXPECT_EQ(dev.room(overlapping), RIG_NEVER);
+}
+
+}  // namespace
+}  // namespace rig::test
