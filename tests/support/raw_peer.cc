@@ -236,8 +236,10 @@ void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, cons
   const wire::Handover h{device, static_cast<std::uint32_t>(waits.size()), value,
                          static_cast<std::uint32_t>(parts.size()), 0};
   std::vector<std::byte> tail(waits.size() * sizeof(wire::Wait) + parts.size() * sizeof(wire::Part));
-  std::memcpy(tail.data(), waits.data(), waits.size() * sizeof(wire::Wait));
-  std::memcpy(tail.data() + waits.size() * sizeof(wire::Wait), parts.data(), parts.size() * sizeof(wire::Part));
+  if (!waits.empty()) std::memcpy(tail.data(), waits.data(), waits.size() * sizeof(wire::Wait));
+  if (!parts.empty()) {
+    std::memcpy(tail.data() + waits.size() * sizeof(wire::Wait), parts.data(), parts.size() * sizeof(wire::Part));
+  }
   EXPECT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, tail));
 }
 
