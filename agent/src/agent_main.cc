@@ -19,96 +19,111 @@ extern "C" void on_signal(int) {
 extern "C" void on_hangup(int) {
   if (g_server != nullptr) g_server->reload();
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
+// What the command line sets.
+struct Options {
   std::string listen = "127.0.0.1:0";
   rig::agent::AgentConfig config;
   std::string backend = "auto";
   std::string log_level = "info";
+  std::string sim_completion = "now";
   std::uint64_t max_jobs = 0;
   std::int64_t send_zc_bytes = -1;
-  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks one; loopback by default)")
+};
+
+void define_options(CLI::App& app, Options& o) {
+  app.add_option("--listen", o.listen, "HOST:PORT to listen on (port 0 picks one; loopback by default)")
       ->capture_default_str();
-  app.add_option("--devices", config.devices, "simulated devices to open besides the host")
+  app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
-  app.add_option("--isolated", config.isolated,
+  app.add_option("--isolated", o.config.isolated,
                  "a simulated device that reaches no other device's memory (0: none)")
       ->capture_default_str();
-  app.add_option("--device-budget", config.device_budget, "bytes a job may hold on each simulated device")
+  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each simulated device")
       ->capture_default_str();
-  app.add_option("--host-budget", config.host_budget, "bytes a job may hold on the host")
+  app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host")
       ->capture_default_str();
-  app.add_option("--instruction-budget", config.instruction_budget,
+  app.add_option("--instruction-budget", o.config.instruction_budget,
                  "instructions one launch of a words part may run before it faults")
       ->capture_default_str();
-  std::string sim_completion = "now";
-  app.add_option("--sim-completion", sim_completion,
+  app.add_option("--sim-completion", o.sim_completion,
                  "when simulated devices report a value done: now, or later (from the executor's "
                  "next poll, as an asynchronous device such as a GPU's stream does)")
       ->capture_default_str()
       ->check(CLI::IsMember({"now", "later"}));
-  app.add_option("--backend", backend, "socket backend: auto, uring or plain")
+  app.add_option("--backend", o.backend, "socket backend: auto, uring or plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
-  app.add_option("--max-stripes", config.max_stripes,
+  app.add_option("--max-stripes", o.config.max_stripes,
                  "data connections a job may stripe large copies over (0: no striping)")
       ->capture_default_str()
       ->check(CLI::Range(0, 16));
-  app.add_option("--send-zc-bytes", send_zc_bytes,
+  app.add_option("--send-zc-bytes", o.send_zc_bytes,
                  "sends of at least this many bytes go zero-copy (io_uring SEND_ZC); 0: never; "
                  "-1: RIG_SEND_ZC_BYTES, else off towards loopback and 1 MiB otherwise")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
-  app.add_option("--secret-file", config.secret_files,
+  app.add_option("--secret-file", o.config.secret_files,
                  "a file holding the secret jobs must prove (at least 32 bytes, readable by its owner "
                  "only); give two during a rotation; SIGHUP rereads them. Default: RIG_SECRET_FILE, "
                  "else RIG_SECRET; without any the agent runs open, on loopback only")
       ->expected(1, 2)
       ->take_all();
-  app.add_option("--silence-ms", config.silence_ms,
+  app.add_option("--silence-ms", o.config.silence_ms,
                  "a client that sends nothing for this long, between messages or inside one, fails "
                  "its job (0: no bound; a live client pings a silent agent every second)")
       ->capture_default_str()
       ->check(CLI::Range(0, 24 * 3600 * 1000));
-  app.add_option("--max-connections", config.max_connections,
+  app.add_option("--max-connections", o.config.max_connections,
                  "connections of any kind at once (each holds a thread); more are refused")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-handshakes", config.max_handshakes,
+  app.add_option("--max-handshakes", o.config.max_handshakes,
                  "connections still in their handshake at once (unauthenticated); more are refused")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-jobs", config.max_jobs, "jobs at once; more are refused")
+  app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-objects", config.max_objects,
+  app.add_option("--max-objects", o.config.max_objects,
                  "objects and images one job may hold; an alloc past it is None")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
-  app.add_option("--max-staged-bytes", config.max_staged_bytes,
+  app.add_option("--max-staged-bytes", o.config.max_staged_bytes,
                  "bytes of one job that may wait in staging (bytes from the client that cannot land "
                  "in place yet); a handover past it fails its job")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
-  app.add_option("--jobs", max_jobs, "exit after this many jobs have ended (0: serve until killed)")
+  app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
-  app.add_option("--log", log_level, "log level: trace, debug, info, warn, error, off")
+  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, off")
       ->capture_default_str();
+}
+
+// Applies the options that are not plain fields of the config.
+void apply(Options& o) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rig-agent"));
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (o.sim_completion == "later") o.config.sim_completion = rig::agent::SimCompletion::kLater;
+  if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
+  if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
+  if (o.send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(o.send_zc_bytes));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
+  Options o;
+  define_options(app, o);
   CLI11_PARSE(app, argc, argv);
 
-  auto logger = spdlog::stderr_color_mt("rig-agent");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  if (sim_completion == "later") config.sim_completion = rig::agent::SimCompletion::kLater;
-  if (backend == "uring") config.backend = rig::engine::Backend::kUring;
-  if (backend == "plain") config.backend = rig::engine::Backend::kPlain;
-  if (send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(send_zc_bytes));
+  apply(o);
+  rig::agent::AgentConfig& config = o.config;
 
   try {
-    const rig::engine::Endpoint ep = rig::engine::parse_endpoint(listen);
+    const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
     config.secrets = rig::agent::load_secrets(config);
     if (!config.authenticates() && !rig::engine::is_loopback_host(ep.host)) {
       throw std::runtime_error("refusing to listen on " + ep.host +
@@ -130,7 +145,7 @@ int main(int argc, char** argv) {
                  rig::engine::backend_name(config.backend),
                  config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"
                                         : std::string("no secret: open to every local user (loopback only)"));
-    server.serve(max_jobs);
+    server.serve(o.max_jobs);
     g_server = nullptr;
   } catch (const std::exception& e) {
     std::cerr << "rig-agent: " << e.what() << "\n";
