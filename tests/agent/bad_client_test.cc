@@ -75,24 +75,8 @@ TEST(AgentSilence, AClientThatStopsInsideAHandoversBytesLosesOnlyItsJobWithinThe
   AgentProcess agent({"--silence-ms", "300"});
   RawClient c(agent.endpoint());
   c.hello();
-  wire::Request r{};
-  r.id = 1;
-  r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
-  r.device = 1;
-  r.object = 5;
-  r.arg0 = 4096;
-  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
-  RawFrame answer;
-  ASSERT_TRUE(read_frame(c.fd(), answer));
-  wire::Part p{};
-  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-  p.copy.src.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-  p.copy.dst.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
-  p.copy.dst.handle = 5;
-  p.copy.rows = 1;
-  p.copy.row_bytes = p.copy.src_pitch = p.copy.dst_pitch = 4096;
-  const wire::Handover h{1, 0, 1, 1, 0};
-  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, std::as_bytes(std::span(&p, 1))));
+  ASSERT_EQ(alloc(c, 5, 4096), wire::AnswerStatus::kOk);
+  send_handover(c, 1, 1, {copy_part(client_side(), object(5), 4096)});
   // The bytes message promises 4096 bytes; 100 come, then nothing.
   const auto f = wire::frame(wire::MsgType::kBytes, wire::Bytes{1, 0, 1, 0, 4096, 0}, 4096);
   const std::vector<std::byte> some(100, std::byte{1});
