@@ -60,7 +60,7 @@ bool Session::run() {
   }
   Held job_held(gauges_.jobs);
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
-  socket->set_recv_silence_ms(config_.silence_ms);
+  socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<Job>(std::move(socket), config_, counters_);
   // Before every read of the socket: what asynchronous devices completed, then what is batched.
   job_->reader.set_before_read([this] {

@@ -16,6 +16,11 @@ std::atomic<std::size_t> g_zc_default{kSendZcAuto};
 
 }  // namespace
 
+void Socket::set_silence_ms(int ms) {
+  set_recv_silence_ms(ms);
+  set_send_silence_ms(fd(), ms);
+}
+
 int Socket::register_send_buffers(std::span<const iovec>) { return -EOPNOTSUPP; }
 
 int Socket::send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned) {

@@ -40,6 +40,16 @@ struct Leg {
 
 }  // namespace
 
+void StripeSet::add(std::unique_ptr<Socket> socket) {
+  if (silence_ms_ > 0) socket->set_silence_ms(silence_ms_);
+  sockets_.push_back(std::move(socket));
+}
+
+void StripeSet::set_silence_ms(int ms) {
+  silence_ms_ = ms;
+  for (auto& s : sockets_) s->set_silence_ms(ms);
+}
+
 void StripeSet::shutdown() {
   for (auto& s : sockets_) s->shutdown();
 }

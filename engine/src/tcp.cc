@@ -65,6 +65,11 @@ void set_job_options(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
 }
 
+void set_send_silence_ms(int fd, int ms) {
+  const int user = ms > 0 ? ms : kUserTimeoutMs;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
+}
+
 int recv_within(int fd, void* buf, std::size_t n, int timeout_ms) {
   auto* p = static_cast<char*>(buf);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);

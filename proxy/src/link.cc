@@ -44,7 +44,7 @@ std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& opti
       engine::make_socket(fd, options.backend, {options.send_zc_bytes, &counters});
   // Inside a frame too, an agent silent for silence_ms fails the job (the idle watch covers the
   // gaps between frames).
-  socket->set_recv_silence_ms(options.silence_ms);
+  socket->set_silence_ms(options.silence_ms);
   if (options.inject_faults) {
     socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
   }

@@ -9,29 +9,12 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "process_facts.h"
 #include "raw_peer.h"
 #include "rig/remote/job.h"
 
 namespace rig::test {
 namespace {
-
-// Connects a job, retrying for up to 10 s (the agent frees what a client held once it sees the
-// client go); "" once connected, else the last error.
-std::string connects_within(const std::string& endpoint) {
-  std::string why = "never tried";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      auto job = remote::Job::create();
-      job->connect(endpoint);
-      return "";
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return why;
-}
 
 TEST(AgentLimits, AConnectionPastTheLimitIsRefusedWithTheReasonAndTheAgentGoesOn) {
   AgentProcess agent({"--max-connections", "3"});

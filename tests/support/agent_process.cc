@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,7 +47,11 @@ engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.fil
 AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-  std::vector<std::string> argv_s = {agent_path(), "--listen", "127.0.0.1:0", "--log", "warn"};
+  std::vector<std::string> argv_s = {agent_path(), "--log", "warn"};
+  // Loopback unless the test names its own address (an agent in a network namespace).
+  if (std::find(args.begin(), args.end(), "--listen") == args.end()) {
+    argv_s.insert(argv_s.end(), {"--listen", "127.0.0.1:0"});
+  }
   // RIG_TEST_AGENT_ARGS: options every test's agent gets (the suite run again against another
   // configuration of the agent's devices, such as --sim-completion later).
   if (const char* extra = std::getenv("RIG_TEST_AGENT_ARGS")) {

@@ -18,6 +18,7 @@ engine::Secret test_secret();
 
 class AgentProcess {
  public:
+  // `args` may name `--listen ADDRESS:0`; loopback otherwise.
   // `open`: the agent runs without a secret (its environment has none).
   // `wrapper`: a command that runs the agent (e.g. {"prlimit", "--nofile=32"}).
   explicit AgentProcess(std::vector<std::string> args = {}, bool open = false,
@@ -26,7 +27,7 @@ class AgentProcess {
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;
 
-  // "127.0.0.1:PORT"
+  // "ADDRESS:PORT"
   const std::string& endpoint() const { return endpoint_; }
   pid_t pid() const { return pid_; }
   // Whether the process still runs.

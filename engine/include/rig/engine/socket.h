@@ -69,6 +69,11 @@ class Socket {
   // (the wait restarts with every byte that comes: a slow peer is no silent one). 0: no bound.
   // Set it before the socket is used.
   virtual void set_recv_silence_ms(int ms) = 0;
+  // Both directions: set_recv_silence_ms(ms), and a send whose bytes stay unacknowledged (the
+  // peer or the path is gone) or that the peer's shut window holds back for `ms` fails the
+  // connection with -ETIMEDOUT (set_send_silence_ms), so a sender blocked on a silent peer
+  // returns within the same bound. 0: no bound on receives, TCP's default bound on sends.
+  void set_silence_ms(int ms);
 
   // Shuts both directions down: every call blocked on this socket returns.
   virtual void shutdown() = 0;

@@ -30,11 +30,12 @@ class StripeSet {
   StripeSet(bool parallel, Counters& counters, std::size_t zc_bytes = 0)
       : parallel_(parallel), counters_(counters), zc_bytes_(zc_bytes) {}
 
-  void add(std::unique_ptr<Socket> socket) { sockets_.push_back(std::move(socket)); }
-  // In the parallel path, a receive in which no stripe brings a byte for this long fails with
-  // -ETIMEDOUT (and shuts the set down); 0: no bound. Sends wait as the job's connection does;
-  // the one-by-one path relies on TCP's timeouts.
-  void set_silence_ms(int ms) { silence_ms_ = ms; }
+  void add(std::unique_ptr<Socket> socket);
+  // In the parallel path, a receive in which no stripe completes a window for this long fails
+  // with -ETIMEDOUT (and shuts the set down); in the one-by-one path, each socket's receive
+  // bound. Sends: bytes unacknowledged (or held back by a shut window) for this long fail the
+  // stripe's connection (Socket::set_silence_ms). 0: no bound on receives, TCP's on sends.
+  void set_silence_ms(int ms);
   std::size_t size() const { return sockets_.size(); }
   Socket& at(std::size_t i) { return *sockets_[i]; }
 

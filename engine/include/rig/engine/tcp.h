@@ -44,6 +44,11 @@ int send_within(int fd, std::span<const iovec> iov, int timeout_ms);
 bool is_loopback_host(const std::string& host);
 // TCP_NODELAY, keepalive, user timeout.
 void set_job_options(int fd);
+// Data sent on `fd` that stays unacknowledged, or held back by a window the peer keeps shut, for
+// `ms` milliseconds fails the connection with ETIMEDOUT: the kernel drops what it holds (so a
+// zero-copy send's notification comes) and every blocked call returns (TCP_USER_TIMEOUT).
+// ms <= 0: kUserTimeoutMs.
+void set_send_silence_ms(int fd, int ms);
 // Whether the connected socket's peer is this machine's loopback (127.0.0.0/8, ::1, or a
 // v4-mapped 127.x): the defaults
 // of SEND_ZC and striping differ there (the kernel copies anyway; one core carries both ends).
