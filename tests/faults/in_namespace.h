@@ -18,9 +18,16 @@ namespace rig::test {
 class InNamespace : public ::testing::Test {
  public:
   // The bounds every test here states and checks: the job's (client) and the agent's.
-  static constexpr int kKeepaliveMs = 100;
-  static constexpr int kSilenceMs = 500;
-  static constexpr int kAgentSilenceMs = 500;
+  // Under a sanitizer the agent itself runs several times slower (zeroing 64 MiB alone takes
+  // longer than 500 ms under ThreadSanitizer): the bounds grow with it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static constexpr int kScale = 6;
+#else
+  static constexpr int kScale = 1;
+#endif
+  static constexpr int kKeepaliveMs = 100 * kScale;
+  static constexpr int kSilenceMs = 500 * kScale;
+  static constexpr int kAgentSilenceMs = 500 * kScale;
   // What a loaded 2-core machine (and a sanitizer build) may add to a bound before it counts as
   // missed; a stall that is not detected at all misses it by far more.
   static constexpr int kSlackMs = 4000;
