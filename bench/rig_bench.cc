@@ -17,6 +17,7 @@
 #include <string>
 
 #include "agent_process.h"
+#include "beside.h"
 #include "rig/engine/secret.h"
 #include "close_on_error.h"
 #include "copy_bench.h"
@@ -53,8 +54,10 @@ rig::engine::Backend parse_backend(const std::string& b) {
 int main(int argc, char** argv) {
   CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
   Settings s;
-  std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
-  std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;
+  // Installed, rig-agent and plot.py lie in bin/ and share/rig_remote/; in the build tree, in
+  // agent/ and share/rig_remote/ (bench/CMakeLists.txt copies plot.py there).
+  std::string agent, agent_path = rig::bench::beside_self({"rig-agent", "../agent/rig-agent"}), backend = "auto";
+  std::string json, plot, references, python = "/usr/bin/python3", plot_script = rig::bench::beside_self({"../share/rig_remote/plot.py"});
   bool quick = false, handover_bytes = false, handovers_only = false;
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
