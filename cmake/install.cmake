@@ -18,6 +18,7 @@ set(rig_programs)
 if(RIG_PROGRAMS)
   list(APPEND rig_programs rig-agent rig-demo rig-asm)
   install(DIRECTORY program/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rig_remote/programs)
+  include(cmake/man.cmake)
 endif()
 if(RIG_BENCH)
   list(APPEND rig_programs rig-bench)
@@ -26,7 +27,8 @@ endif()
 if(rig_programs)
   install(TARGETS ${rig_programs} EXPORT rig_remoteTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-install(FILES README.md docs/PACKAGING.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES LICENSE README.md docs/PACKAGING.md docs/TROUBLESHOOTING.md docs/ENVIRONMENT.md
+        DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 install(EXPORT rig_remoteTargets NAMESPACE rig_remote:: DESTINATION ${RIG_CMAKE_DIR})
 configure_package_config_file(cmake/rig_remoteConfig.cmake.in
