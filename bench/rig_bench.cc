@@ -17,6 +17,7 @@
 #include <string>
 
 #include "agent_process.h"
+#include "beside.h"
 #include "rig/engine/secret.h"
 #include "close_on_error.h"
 #include "copy_bench.h"
@@ -53,8 +54,9 @@ rig::engine::Backend parse_backend(const std::string& b) {
 int main(int argc, char** argv) {
   CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
   Settings s;
-  std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
-  std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;
+  // Empty: found beside this executable after parsing (the help names no path).
+  std::string agent, agent_path, backend = "auto";
+  std::string json, plot, references, python = "/usr/bin/python3", plot_script;
   bool quick = false, handover_bytes = false, handovers_only = false;
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
   app.add_option("--secret-file", secret_file,
                  "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET; "
                  "an agent the bench starts gets a fresh one)");
-  app.add_option("--agent-path", agent_path, "the rig-agent to start")->capture_default_str();
+  app.add_option("--agent-path", agent_path, "the rig-agent to start (default: the one beside rig-bench)");
   app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
@@ -107,11 +109,15 @@ int main(int argc, char** argv) {
   app.add_option("--plot", plot, "draw bandwidth against size into this PNG (runs bench/plot.py)");
   app.add_option("--references", references, "JSON of reference figures to draw as lines (scripts/bench writes it)");
   app.add_option("--python", python, "python3 that has matplotlib")->capture_default_str();
-  app.add_option("--plot-script", plot_script, "the plot script")->capture_default_str();
+  app.add_option("--plot-script", plot_script, "the plot script (default: share/rig_remote/plot.py beside rig-bench)");
   app.add_flag("--handover-bytes", handover_bytes,
                "print the bytes of a tiny handover's message on the wire and exit");
   CLI11_PARSE(app, argc, argv);
 
+  // Installed, rig-agent and plot.py lie in bin/ and share/rig_remote/; in the build tree, in
+  // agent/ and share/rig_remote/ (bench/CMakeLists.txt copies plot.py there).
+  if (agent_path.empty()) agent_path = rig::bench::beside_self({"rig-agent", "../agent/rig-agent"});
+  if (plot_script.empty()) plot_script = rig::bench::beside_self({"../share/rig_remote/plot.py"});
   if (handover_bytes) {
     std::printf("%u\n", kTinyHandoverMessageBytes);
     return 0;

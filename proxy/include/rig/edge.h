@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rig/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -88,15 +90,15 @@ typedef struct rig_submission {
 typedef struct rig_proxy rig_proxy;
 
 /* Whether d can take s now. Never blocks, never fails. */
-int rig_proxy_room(rig_proxy* d, const rig_submission* s);
+RIG_API int rig_proxy_room(rig_proxy* d, const rig_submission* s);
 
 /* Sends s as the work of value `value` of d's timeline, and returns RIG_COMMITTED once its
  * message is sent, or RIG_FAILED with *why set to a NUL-terminated reason that stays valid
  * until the next submit on d. Borrows s and the memory its copies read until it returns. */
-int rig_proxy_submit(rig_proxy* d, const rig_submission* s, uint64_t value, const char** why);
+RIG_API int rig_proxy_submit(rig_proxy* d, const rig_submission* s, uint64_t value, const char** why);
 
 /* Does nothing: each submit sends its own message. */
-void rig_proxy_commit(rig_proxy* d);
+RIG_API void rig_proxy_commit(rig_proxy* d);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ inline constexpr std::uint64_t kWord = 4;
 
 // The page's `Fault why`: the device faulted, the job failed (why = its root cause), or the
 // job's close has begun (why = "the job is closed").
-class Fault : public std::runtime_error {
+class RIG_API Fault : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

@@ -17,6 +17,8 @@
 #include <span>
 #include <string>
 
+#include "rig/export.h"
+
 namespace rig::engine {
 
 struct Counters;
@@ -86,7 +88,7 @@ enum class Backend { kUring, kPlain };
 
 // The backend a new connection uses: RIG_SOCKET_BACKEND=plain|uring if set, else io_uring when
 // the kernel lets this process set up a ring, else plain sockets.
-Backend default_backend();
+RIG_API Backend default_backend();
 const char* backend_name(Backend b);
 // Whether io_uring rings can be set up here (probed once).
 bool uring_available();

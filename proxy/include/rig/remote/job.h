@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "rig/export.h"
 #include "rig/remote/link.h"
 
 namespace rig::remote {
 
-class Job : public std::enable_shared_from_this<Job> {
+class RIG_API Job : public std::enable_shared_from_this<Job> {
  public:
   static std::shared_ptr<Job> create();
   ~Job();

@@ -22,6 +22,7 @@
 #include "rig/engine/socket.h"
 #include "rig/engine/stripe_set.h"
 #include "rig/engine/tcp.h"
+#include "rig/export.h"
 #include "rig/wire/messages.h"
 
 namespace rig::remote {
@@ -85,7 +86,7 @@ struct AgentAnswer {
   std::string text;
 };
 
-class Link {
+class RIG_API Link {
  public:
   ~Link();
   Link(const Link&) = delete;

@@ -19,6 +19,7 @@
 
 #include "rig/edge.h"
 #include "rig/edge.hpp"
+#include "rig/export.h"
 #include "rig/remote/abi.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
@@ -57,7 +58,7 @@ struct Facts : edge::Facts<Region> {
 
 // The page's `device l a c`: a description of the proxy on l of the agent's device a, whose
 // capability is c. Describing registers nothing and sends nothing.
-class Device {
+class RIG_API Device {
  public:
   Device(Link& link, const wire::Account& account, abi::Capability capability)
       : link_(&link), account_(account), capability_(capability) {}
@@ -83,7 +84,7 @@ inline Device device(Link& link, const wire::Account& account, abi::Capability c
   return Device(link, account, capability);
 }
 
-class Proxy {
+class RIG_API Proxy {
  public:
   ~Proxy();
   Proxy(const Proxy&) = delete;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "rig/export.h"
 #include "rig/wire/frame_header.h"
 #include "rig/wire/messages.h"
 
@@ -93,7 +94,7 @@ bool check_copy(const CopyPart& copy, std::string& why);
 inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_bytes; }
 
 // Copies a NUL-padded fixed field to a string_view up to its first NUL.
-std::string_view fixed_string(const char (&field)[32]);
+RIG_API std::string_view fixed_string(const char (&field)[32]);
 void set_fixed_string(char (&field)[32], std::string_view text);
 
 }  // namespace rig::wire
