@@ -6,6 +6,7 @@
 #include "proxy_slot.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
+#include "rig/remote/test_hook.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/wire/codec.h"
 
@@ -168,6 +169,7 @@ void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
       large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     s.copies.pop();  // seq_cst: the handshake with stop
+    test_hook::at(test_hook::Point::kReceiverPoppedCopy, s.device);
     if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) s.write_final_from_receiver();
   }
 }
@@ -252,6 +254,7 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
       s->done_cost.store(cost_end, std::memory_order_release);
     }
   }
+  test_hook::at(test_hook::Point::kReceiverPublishing, s->device);
   s->publish(d.value);
   // release: pairs with stop's seq_cst load: the publish is done.
   s->receiver_busy.store(0, std::memory_order_release);

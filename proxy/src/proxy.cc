@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "proxy_slot.h"
+#include "rig/remote/test_hook.h"
 
 namespace rig::remote {
 
@@ -282,12 +283,16 @@ void Proxy::stop(const std::optional<std::string>&) {
   // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
   // end: whichever of the two comes second writes the final value.
   s.stopped.store(true, std::memory_order_seq_cst);
+  test_hook::at(test_hook::Point::kStopStored, s.device);
   const bool claimed = (s.copies.drained() || link_.receiver_ended()) &&
                        !s.final_claimed.exchange(true, std::memory_order_seq_cst);
   // The receiving thread may be in the middle of one done report of this proxy: let it finish
   // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
   // it reads stopped and final_claimed (Link::on_done), so a report it handles later sees both.
-  while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) {
+    test_hook::at(test_hook::Point::kStopWaitsForReceiver, s.device);
+    std::this_thread::yield();
+  }
   s.values.release_storage();  // from here the receiver skips this proxy's values
   if (claimed) {
     s.publish(last);

@@ -10,12 +10,6 @@
 namespace rig::test {
 namespace {
 
-std::vector<std::byte> assemble(const std::string& text) {
-  auto out = program::assemble(text);
-  if (auto* err = std::get_if<std::string>(&out)) throw std::runtime_error(*err);
-  return std::get<std::vector<std::byte>>(out);
-}
-
 const char* kCounter = R"(
 func counter params=1 buffers=0
     ld    r0, p0[0]

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <optional>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -70,6 +71,131 @@ TEST_F(Concurrency, ProxiesSubmitOnTheirOwnThreadsWhileOthersAllocFreeAndSleep) 
   for (auto& t : askers) t.join();
   sleeper.join();
   EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
+void spin_until(const std::function<bool()>& cond) {
+  for (int i = 0; i < 5000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+const char* kTwoFunctions = R"(
+func one params=1 buffers=0
+    ld    r0, p0[0]
+    add   r0, r0, 1
+    st    p0[0], r0
+    ret
+end
+func two params=1 buffers=0
+    ld    r0, p0[0]
+    add   r0, r0, 2
+    st    p0[0], r0
+    ret
+end
+)";
+
+// The calls the other tests never ran at once: image, entry, prepare and unload on the host
+// (one thread reading the answers a shared image keeps while another makes new ones for it and
+// loads, enters and unloads images of its own), map_peer and free of the mapping, and make/stop
+// of proxies of this link and of other links, all while a proxy submits round trips checked by
+// checksum. Each call's answer is checked; in the TSan build a race between any two fails it.
+TEST_F(Concurrency, ImageEntryPrepareUnloadMapPeerAndStopRunWhileAnotherProxySubmits) {
+  Driven submitter(*link_, 1), mapper(*link_, 2), host(*link_, 0);
+  const std::vector<std::byte> binary = assemble(kTwoFunctions);
+  auto loaded = host->image(binary);
+  ASSERT_TRUE((std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(loaded)));
+  const remote::Image shared = std::get<edge::Loaded<remote::Region, remote::Image>>(loaded).image;
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(host->entry(shared, "one")));
+  ASSERT_TRUE(std::holds_alternative<edge::Entry>(host->entry(shared, "two")));
+  auto target = submitter->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(target);
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0}, code_rounds{0}, maps{0}, stops{0};
+  auto note = [&](bool ok) {
+    if (!ok) wrong.fetch_add(1, std::memory_order_relaxed);
+  };
+
+  std::thread submits([&] {
+    std::mt19937 rng(7);
+    auto r = submitter->alloc(edge::Memory::kDevice, 1 << 18);
+    note(r.has_value());
+    for (int k = 0; r && k < 40; ++k) {
+      const std::size_t n = (rng() % (1 << 16) + 1) * 4;
+      std::vector<std::byte> up(n), down(n);
+      for (auto& b : up) b = static_cast<std::byte>(rng());
+      Work w;
+      w.to_device(up.data(), *r, 0, n).to_host(*r, 0, down.data(), n);
+      submitter.wait(submitter.run(w));
+      note(fnv(up.data(), n) == fnv(down.data(), n));
+    }
+    done.store(true, std::memory_order_release);
+  });
+  std::vector<std::thread> coders;
+  // One thread reads answers the shared image keeps (entry of a function it answered before)
+  // many times between its other calls, while the other makes new answers for it (prepare, and
+  // entry of names asked once, which are absent): the kept answers are read and written at once.
+  coders.emplace_back([&] {
+    for (int k = 0; !done.load(std::memory_order_acquire) || k < 3; ++k) {
+      for (int i = 0; i < 64; ++i) {
+        note(std::holds_alternative<edge::Entry>(host->entry(shared, i % 2 ? "one" : "two")));
+      }
+      code_rounds.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  coders.emplace_back([&] {
+    for (int k = 0; !done.load(std::memory_order_acquire) || k < 3; ++k) {
+      host->prepare(shared, k % 2 ? "one" : "two");
+      note(std::holds_alternative<edge::Absent>(host->entry(shared, "none-" + std::to_string(k))));
+      // An image of this thread's own, from image to unload.
+      auto own = host->image(binary);
+      if (!std::holds_alternative<edge::Loaded<remote::Region, remote::Image>>(own)) {
+        note(false);
+        continue;
+      }
+      const remote::Image img = std::get<edge::Loaded<remote::Region, remote::Image>>(own).image;
+      host->prepare(img, "two");
+      note(std::holds_alternative<edge::Entry>(host->entry(img, "two")));
+      note(std::holds_alternative<edge::Entry>(host->entry(img, "one")));
+      host->unload(img);
+      code_rounds.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::thread maps_thread([&] {
+    for (int k = 0; !done.load(std::memory_order_acquire) || k < 3; ++k) {
+      auto m = mapper->map_peer(submitter.proxy(), *target);  // device 2 maps device 1's memory
+      note(m.has_value());
+      if (m) mapper->free(*m);
+      note(mapper->map_peer(submitter.proxy(), submitter->facts().word).has_value());
+      maps.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  std::thread stops_thread([&] {
+    // Proxies made, given work and stopped: device 3 on this link once (its account stays
+    // taken), then on links of their own, while the others run.
+    for (int k = 0; !done.load(std::memory_order_acquire) || k < 3; ++k) {
+      remote::Link& link = k == 0 ? *link_ : job_->connect(agent_->endpoint());
+      Driven d(link, 3);
+      auto r = d->alloc(edge::Memory::kDevice, 4096);
+      note(r.has_value());
+      if (!r) continue;
+      std::vector<std::byte> up(4096, static_cast<std::byte>(k + 1)), down(4096);
+      Work w;
+      w.to_device(up.data(), *r, 0, 4096).to_host(*r, 0, down.data(), 4096);
+      const std::uint64_t v = d.run(w);
+      d.stop();  // may race the last bytes
+      spin_until([&] { return d->signaled() == v; });
+      note(d->signaled() == v && up == down);
+      stops.fetch_add(1, std::memory_order_relaxed);
+      if (k >= 12) break;
+    }
+  });
+  submits.join();
+  for (auto& t : coders) t.join();
+  maps_thread.join();
+  stops_thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(code_rounds.load(), 0);
+  EXPECT_GT(maps.load(), 0);
+  EXPECT_GT(stops.load(), 0);
   EXPECT_FALSE(job_->failed()) << job_->fault_text();
 }
 
@@ -154,15 +280,21 @@ TEST_F(Concurrency, ManyThreadsAllocOnOneProxyAndEachGetsItsOwnObject) {
   Driven dev(*link_, 1);
   std::vector<std::thread> threads;
   std::vector<std::vector<std::uint64_t>> ids(4);
+  std::atomic<int> faults{0};  // a Fault fails the test below, not the process
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 100; ++i) {
-        auto r = dev->alloc(edge::Memory::kDevice, 64);
-        if (r) ids[t].push_back(r->id);
+        try {
+          auto r = dev->alloc(edge::Memory::kDevice, 64);
+          if (r) ids[t].push_back(r->id);
+        } catch (const edge::Fault&) {
+          faults.fetch_add(1, std::memory_order_relaxed);
+        }
       }
     });
   }
   for (auto& t : threads) t.join();
+  EXPECT_EQ(faults.load(), 0) << job_->fault_text();
   std::vector<std::uint64_t> all;
   for (auto& v : ids) all.insert(all.end(), v.begin(), v.end());
   std::sort(all.begin(), all.end());

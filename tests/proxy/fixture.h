@@ -5,10 +5,15 @@
 
 #include <chrono>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
 #include <thread>
 
 #include "agent_process.h"
 #include "rig/harness/runtime.h"
+#include "rig/program/program.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
 
@@ -16,6 +21,13 @@ namespace rig::test {
 
 using harness::Driven;
 using harness::Work;
+
+// rig.program's binary of an assembly text; throws with the assembler's reason.
+inline std::vector<std::byte> assemble(const std::string& text) {
+  auto out = program::assemble(text);
+  if (auto* err = std::get_if<std::string>(&out)) throw std::runtime_error(*err);
+  return std::get<std::vector<std::byte>>(out);
+}
 
 class AgentSuite : public ::testing::Test {
  public:

@@ -53,6 +53,20 @@ TEST(HostileAgent, UnknownFrameTypeFailsTheJob) {
   job->close();
 }
 
+// A message of a known type that only a client sends (a release) fails the job, naming it.
+TEST(HostileAgent, AMessageOnlyAClientSendsFailsTheJob) {
+  FakeAgent agent(1, [](int fd) {
+    send_msg(fd, wire::MsgType::kRelease,
+             wire::Release{1, static_cast<std::uint16_t>(wire::ReleaseKind::kObject), 0, 0});
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("protocol violation by the agent: unexpected release message"), std::string::npos) << why;
+  job->close();
+}
+
 TEST(HostileAgent, StripedBytesOnALinkWithoutStripesFailTheJob) {
   FakeAgent agent(1, [](int fd) {
     send_msg(fd, wire::MsgType::kStriped, wire::Striped{1, 0, 1, 0, 4096, 4096});

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fixture.h"
+#include "rig/remote/test_hook.h"
 #include "agent_process.h"
 #include "raw_peer.h"
 
@@ -26,6 +27,22 @@ using harness::Work;
 void spin_until(const std::function<bool()>& cond) {
   for (int i = 0; i < 5000 && !cond(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
+
+// Sets a promise once, and at the latest on the way out (a fake agent's script waits on it).
+class Signal {
+ public:
+  std::shared_future<void> future() { return f_; }
+  void operator()() {
+    if (!done_) p_.set_value();
+    done_ = true;
+  }
+  ~Signal() { (*this)(); }
+
+ private:
+  std::promise<void> p_;
+  std::shared_future<void> f_ = p_.get_future().share();
+  bool done_ = false;
+};
 
 // Makes the proxy of device 1 on `word` (the agent answers its alloc), submits value 1, a copy
 // between objects only (nothing can land here, so stop writes the value at once), stops it,
@@ -47,30 +64,23 @@ std::unique_ptr<remote::Proxy> stopped_after_one_value(remote::Link& link, std::
 }
 
 TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
-  std::promise<void> stopped, seen;
-  auto stopped_f = stopped.get_future();
-  std::shared_future<void> seen_f = seen.get_future().share();
-  struct Release {  // once, and on every path out: the fake agent's thread must end
-    std::promise<void>& p;
-    bool done = false;
-    void operator()() {
-      if (!done) p.set_value();
-      done = true;
-    }
-    ~Release() { (*this)(); }
-  };
+  Signal stopped, seen;
+  // Whether the agent may send the bytes: not when stop wrote the value while they were
+  // pending (then stop released the copy's record, and the bytes could only land into it).
+  std::atomic<bool> send_bytes{false};
   std::vector<std::byte> payload(256, std::byte{0x42});
-  FakeAgent agent(1, [&, seen_f](int fd) {
+  FakeAgent agent(2, [&, stopped_f = stopped.future(), seen_f = seen.future()](int fd) {
     answer_next_request(fd);
     const std::uint64_t v = read_handover(fd);
     stopped_f.wait();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // acquire: pairs with the test's release store before it signals.
+    if (!send_bytes.load(std::memory_order_acquire)) return drain(fd);
     send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
     seen_f.wait();  // the word took v as the bytes landed, with no done report
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});  // the word passed it: dropped
+    answer_next_request(fd);  // read only after the done
     drain(fd);
   });
-  Release release_at_end{seen};
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -81,13 +91,17 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
   w.to_host(*r, 0, buf.data(), 256);
   const std::uint64_t v = dev.run(w);
   dev.stop();
-  EXPECT_EQ(dev->signaled(), 0u) << "the word took the last value while bytes could still land";
-  stopped.set_value();
+  const bool early = dev->signaled() != 0u;
+  EXPECT_FALSE(early) << "the word took the last value while bytes could still land";
+  send_bytes.store(!early, std::memory_order_release);
+  stopped();
+  if (early) return job->close();
   spin_until([&] { return dev->signaled() == v; });
   EXPECT_EQ(dev->signaled(), v) << "the word did not take the last value as the last bytes landed";
   EXPECT_EQ(buf, payload);
-  release_at_end();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  seen();
+  Driven other(link, 2);
+  ASSERT_TRUE(other->alloc(edge::Memory::kDevice, 64));  // answered after the late done
   EXPECT_FALSE(job->failed()) << job->fault_text();
   EXPECT_EQ(dev->signaled(), v);  // signaled keeps working after stop
   job->close();
@@ -207,6 +221,219 @@ TEST(Stop, StopRacingTheLastBytesLeavesTheWordAtTheLastValueWithTheBytesExact) {
     ASSERT_EQ(dev->signaled(), v) << "round " << round;
     ASSERT_EQ(up, down) << "round " << round;
   }
+}
+
+// ---- Forced orders of the stop/receiver handshake ----
+// rig/remote/test_hook.h holds one side at a named point until the test lets it go, so each
+// order is exercised every run; the tests wait on what they can observe (the word, a side held
+// at its point), never on time. One ForcedOrder at a time (gtest runs tests one by one); its
+// state is static, so a side still inside the hook after the test never reads freed memory.
+using Point = remote::test_hook::Point;
+
+struct OrderState {
+  std::atomic<Point> point{Point::kStopStored};  // where a side is held (once)
+  // acquire/release: pairs between the held thread and the test.
+  std::atomic<bool> held{false};          // the side reached the point and is held there
+  std::atomic<bool> go{false};            // the test lets it go
+  std::atomic<bool> stop_waits{false};    // stop waited for the receiving thread (a turn of it)
+  std::atomic<bool> stop_returned{false}; // the test's stop returned
+};
+OrderState g_order;
+
+void order_hook(Point p, std::uint32_t device) {
+  if (device != 1) return;
+  if (p == Point::kStopWaitsForReceiver) g_order.stop_waits.store(true, std::memory_order_release);
+  if (p != g_order.point.load(std::memory_order_acquire) ||
+      g_order.held.exchange(true, std::memory_order_acq_rel)) {
+    return;
+  }
+  for (;;) {
+    if (g_order.go.load(std::memory_order_acquire)) return;
+    // Held inside a done report, the receiving thread goes on once stop waits for it or has
+    // returned without waiting: whichever comes, the test sees what the other side did.
+    if (p == Point::kReceiverPublishing && (g_order.stop_waits.load(std::memory_order_acquire) ||
+                                            g_order.stop_returned.load(std::memory_order_acquire))) {
+      return;
+    }
+    std::this_thread::yield();
+  }
+}
+
+class ForcedOrder {
+ public:
+  explicit ForcedOrder(Point p) {
+    g_order.point.store(p, std::memory_order_relaxed);
+    g_order.held.store(false, std::memory_order_relaxed);
+    g_order.go.store(false, std::memory_order_relaxed);
+    g_order.stop_waits.store(false, std::memory_order_relaxed);
+    g_order.stop_returned.store(false, std::memory_order_relaxed);
+    remote::test_hook::set(&order_hook);  // release: the stores above come first
+  }
+  ~ForcedOrder() {
+    release();
+    remote::test_hook::set(nullptr);
+  }
+  bool held() {
+    spin_until([] { return g_order.held.load(std::memory_order_acquire); });
+    return g_order.held.load(std::memory_order_acquire);
+  }
+  void release() { g_order.go.store(true, std::memory_order_release); }
+};
+
+// A thread running `f`, joined on every path out after the order lets every held side go.
+class Beside {
+ public:
+  Beside(ForcedOrder& order, std::function<void()> f) : order_(order), t_(std::move(f)) {}
+  ~Beside() { join(); }
+  void join() {
+    if (!t_.joinable()) return;
+    order_.release();
+    t_.join();
+  }
+
+ private:
+  ForcedOrder& order_;
+  std::thread t_;
+};
+
+// Submits value 1 of `p`: the one copy `c`. Whether it committed.
+bool submit_value_one(remote::Proxy& p, const rig_copy& c) {
+  rig_part part{};
+  part.kind = RIG_PART_COPY;
+  part.u.copy = c;
+  rig_submission s{nullptr, 0, 1, &part};
+  const char* why = nullptr;
+  return rig_proxy_submit(p.c_handle(), &s, 1, &why) == RIG_COMMITTED;
+}
+
+// Makes the proxy of device 1 on `word` (set to 0 first) and submits its value 1: one copy of
+// `bytes` from an object of it into `into`, or between its objects when `into` is null (then
+// nothing lands here). Null on a failure.
+std::unique_ptr<remote::Proxy> value_one(remote::Link& link, std::uint64_t& word, std::byte* into,
+                                         std::uint64_t bytes) {
+  word = 0;  // no proxy has it yet
+  auto p = remote::device(link, *link.account(1), remote::abi::Device{1}).make(&word);
+  auto r = p->alloc(edge::Memory::kDevice, bytes);
+  if (!r) return nullptr;
+  const rig_side dst = into != nullptr ? harness::host_side(into) : harness::region_side(*r, 0);
+  if (!submit_value_one(*p, rig_copy{harness::region_side(*r, 0), dst, 1, bytes, bytes, bytes})) return nullptr;
+  return p;
+}
+
+std::uint64_t load_word(std::uint64_t& w) {
+  return std::atomic_ref<std::uint64_t>(w).load(std::memory_order_acquire);
+}
+void pass_word_on(std::uint64_t& w) {  // as the runtime does once it read the last value
+  std::atomic_ref<std::uint64_t>(w).store(0, std::memory_order_release);
+}
+
+// The receiving thread has popped the last pending copy's record and not yet read `stopped`
+// when stop runs: stop finds no copy pending, so it writes the value itself, before it
+// returns; the receiving thread, let go, finds the write claimed and writes nothing after.
+TEST(StopOrder, TheLastBytesLandingJustBeforeStopLooksLeaveTheWriteToStopAndNoneToTheReceiver) {
+  ForcedOrder order(Point::kReceiverPoppedCopy);
+  std::vector<std::byte> payload(256, std::byte{0x5a});
+  FakeAgent agent(2, [&](int fd) {
+    answer_next_request(fd);  // alloc
+    const std::uint64_t v = read_handover(fd);
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
+    answer_next_request(fd);  // read by the receiving thread only after the bytes
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word;
+  std::vector<std::byte> buf(256);
+  auto p = value_one(link, word, buf.data(), 256);
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(order.held()) << "the receiving thread never popped the copy's record";
+  p->stop(std::nullopt);
+  EXPECT_EQ(load_word(word), 1u) << "stop found no copy pending but did not write the last value";
+  EXPECT_EQ(buf, payload);
+  pass_word_on(word);
+  order.release();
+  Driven other(link, 2);
+  ASSERT_TRUE(other->alloc(edge::Memory::kDevice, 64));  // answered after the receiver went on
+  EXPECT_EQ(load_word(word), 0u) << "the receiving thread wrote the word after stop had written it";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
+// stop has stored `stopped` and not yet looked for pending copies when the last bytes land:
+// the receiving thread, second to look, writes the value while stop is still held; stop, let
+// go, finds the write claimed and writes nothing.
+TEST(StopOrder, TheLastBytesLandingWhileStopIsBetweenItsFlagAndItsLookLeaveTheWriteToTheReceiver) {
+  ForcedOrder order(Point::kStopStored);
+  Signal send_bytes;
+  std::vector<std::byte> payload(256, std::byte{0x6b});
+  FakeAgent agent(2, [&, send = send_bytes.future()](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    send.wait();
+    send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 256, 0}, payload);
+    answer_next_request(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word;
+  std::vector<std::byte> buf(256);
+  auto p = value_one(link, word, buf.data(), 256);
+  ASSERT_TRUE(p);
+  Beside stopper(order, [&] { p->stop(std::nullopt); });
+  ASSERT_TRUE(order.held()) << "stop never stored stopped";
+  send_bytes();
+  spin_until([&] { return load_word(word) == 1u; });
+  ASSERT_EQ(load_word(word), 1u)
+      << "the last bytes landed after stop began, and the receiving thread did not write the last value";
+  EXPECT_EQ(buf, payload);
+  stopper.join();
+  EXPECT_EQ(load_word(word), 1u);
+  pass_word_on(word);
+  Driven other(link, 2);
+  ASSERT_TRUE(other->alloc(edge::Memory::kDevice, 64));
+  EXPECT_EQ(load_word(word), 0u) << "something wrote the word after it held the last value and stop returned";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
+// The receiving thread is inside a done report of the proxy, about to publish it, when stop
+// runs: stop waits for that report (a few instructions; it waits for no work) before it
+// returns, so no write of the report lands after stop returned and the runtime passed the word
+// on. The receiving thread is let go as soon as stop waits for it, or once stop returned.
+TEST(StopOrder, AStopDuringADoneReportReturnsOnlyAfterItSoNoWriteLandsOnceTheWordIsPassedOn) {
+  ForcedOrder order(Point::kReceiverPublishing);
+  FakeAgent agent(2, [&](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
+    answer_next_request(fd);  // read only after the done report
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word;
+  auto p = value_one(link, word, nullptr, 64);
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(order.held()) << "the receiving thread never handled the done report";
+  std::atomic<std::uint64_t> at_return{~0ull};  // the word when stop returned (join orders it)
+  Beside stopper(order, [&] {
+    p->stop(std::nullopt);
+    const std::uint64_t w = load_word(word);
+    at_return.store(w, std::memory_order_relaxed);
+    if (w == 1u) pass_word_on(word);  // the runtime read the last value: the word is its own
+    g_order.stop_returned.store(true, std::memory_order_release);
+  });
+  // The receiving thread goes on once stop waits for it, or once stop returned without.
+  spin_until([] { return g_order.stop_returned.load(std::memory_order_acquire); });
+  ASSERT_TRUE(g_order.stop_returned.load(std::memory_order_acquire)) << "stop never returned";
+  stopper.join();
+  EXPECT_EQ(at_return.load(std::memory_order_relaxed), 1u);
+  Driven other(link, 2);
+  ASSERT_TRUE(other->alloc(edge::Memory::kDevice, 64));  // the done report is over
+  EXPECT_EQ(load_word(word), 0u) << "the done report wrote the word after stop returned";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
 }
 
 class StopReal : public AgentSuite {};

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -151,6 +152,23 @@ INSTANTIATE_TEST_SUITE_P(Sends, ZeroCopyTest,
                                            Case{"UringZeroCopyOff", engine::Backend::kUring, 0},
                                            Case{"Plain", engine::Backend::kPlain, kZc}),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// The default pool's out-of-memory path: chunks that no allocation can give (4 PiB each) make
+// prepare -ENOMEM; nothing is counted or made ready, so the next prepare asks again (and says
+// -ENOMEM again); a pool whose chunks fit is ready at once. Submit answers "out of memory for a
+// hand-over" for a nonzero prepare.
+TEST(StagingPool, ChunksThatCannotBeAllocatedAreENOMEMAndAskedForAgainByTheNextPrepare) {
+  engine::Counters counters;
+  engine::StagingPool none(1, std::size_t{1} << 52);
+  EXPECT_EQ(none.prepare(counters), -ENOMEM);
+  EXPECT_EQ(none.prepare(counters), -ENOMEM);
+  EXPECT_EQ(counters.staging_chunks_allocated.load(), 0u);
+  engine::StagingPool fits(2, 4096);
+  EXPECT_EQ(fits.prepare(counters), 0);
+  EXPECT_EQ(counters.staging_chunks_allocated.load(), 2u);
+  EXPECT_EQ(fits.prepare(counters), 0);
+  EXPECT_EQ(counters.staging_chunks_allocated.load(), 2u);  // allocated once, then reused
+}
 
 }  // namespace
 }  // namespace rig::test

@@ -1,0 +1,42 @@
+// A test's hold on the stop/receiver handshake (proxy/src/proxy_slot.h): the receiving thread
+// and Proxy::stop call the installed function at the points named below, and a test may block
+// in it, so that each order of the two sides is forced instead of hoped for under stress
+// (tests/proxy/stop_test.cc, StopOrder.*). Nothing installs one outside the tests: each point
+// then costs one load and a branch.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace rig::remote::test_hook {
+
+enum class Point {
+  // The receiving thread has popped the record of a pending copy into this process's memory
+  // whose bytes have all landed, and has not yet read whether the proxy is stopped.
+  kReceiverPoppedCopy,
+  // The receiving thread, in a done report of a proxy it found not stopped, is about to
+  // publish the value (it holds the proxy's receiver_busy).
+  kReceiverPublishing,
+  // stop has stored `stopped` and has not yet looked for pending copies.
+  kStopStored,
+  // stop waits for the receiving thread to finish a report of this proxy: called on each turn
+  // of that wait, and only while it waits.
+  kStopWaitsForReceiver,
+};
+
+using Fn = void (*)(Point point, std::uint32_t device);
+
+namespace detail {
+// release (set) / acquire (at): what the test wrote before installing the function is visible
+// to the thread that calls it.
+inline std::atomic<Fn> hook{nullptr};
+}  // namespace detail
+
+// Installs `fn` (nullptr: none). A thread already inside the previous function may still run it.
+inline void set(Fn fn) { detail::hook.store(fn, std::memory_order_release); }
+
+inline void at(Point point, std::uint32_t device) {
+  if (const Fn fn = detail::hook.load(std::memory_order_acquire)) fn(point, device);
+}
+
+}  // namespace rig::remote::test_hook
