@@ -1,4 +1,5 @@
 // rig-agent: opens this machine's host and simulated devices for jobs that connect.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -32,8 +33,9 @@ struct Options {
 };
 
 void define_options(CLI::App& app, Options& o) {
-  app.add_option("--listen", o.listen, "HOST:PORT to listen on (port 0 picks one; loopback by default)")
-      ->capture_default_str();
+  app.add_option("--listen", o.listen, "HOST:PORT to listen on: a name, an IPv4 address or [IPv6] (port 0 picks one; loopback by default)")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // given again: the last counts
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
@@ -124,13 +126,14 @@ int main(int argc, char** argv) {
 
   try {
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
+    const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
     config.secrets = rig::agent::load_secrets(config);
-    if (!config.authenticates() && !rig::engine::is_loopback_host(ep.host)) {
+    if (!config.authenticates() && !std::ranges::all_of(addresses, rig::engine::is_loopback)) {
       throw std::runtime_error("refusing to listen on " + ep.host +
                                " without a secret: anyone who reaches the port could run code here "
                                "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
     }
-    rig::agent::Server server(ep, config);
+    rig::agent::Server server(addresses, config);
     g_server = &server;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -140,7 +143,7 @@ int main(int argc, char** argv) {
     sigemptyset(&hup.sa_mask);
     sigaction(SIGHUP, &hup, nullptr);
     // The one line a launcher reads to learn the port.
-    std::cout << "rig-agent listening on " << ep.host << ":" << server.port() << std::endl;
+    std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
     spdlog::info("{} simulated devices, {} backend, {}", config.devices,
                  rig::engine::backend_name(config.backend),
                  config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"

@@ -18,8 +18,8 @@
 
 namespace rig::agent {
 
-Server::Server(const engine::Endpoint& listen, const AgentConfig& config) : config_(config) {
-  listen_fd_ = engine::tcp_listen(listen, port_);
+Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
+  listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
 }
 
 Server::~Server() {

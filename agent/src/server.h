@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rig/engine/tcp.h"
 #include "config.h"
@@ -14,9 +15,12 @@ namespace rig::agent {
 
 class Server {
  public:
-  Server(const engine::Endpoint& listen, const AgentConfig& config);
+  // Listens on the first of `listen` that binds (a resolved --listen, in the resolver's order).
+  Server(const std::vector<engine::Address>& listen, const AgentConfig& config);
   ~Server();
   std::uint16_t port() const { return port_; }
+  // The address it listens on (numeric, the port bound).
+  const engine::Address& address() const { return address_; }
   // Accepts jobs (and the stripes that join them) until stop(), or until `max_jobs` jobs have
   // ended when > 0 (then it returns once every connection's thread has ended).
   void serve(std::uint64_t max_jobs = 0);
@@ -34,6 +38,7 @@ class Server {
   std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
+  engine::Address address_;
   // seq_cst: set by stop() (possibly a signal handler), read by serve() after accept returns.
   std::atomic<bool> stopping_{false};
   // seq_cst: set by reload() (a signal handler), read and cleared by serve() after accept returns.
