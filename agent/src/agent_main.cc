@@ -8,8 +8,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "environment.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
 #include "server.h"
 
 namespace {
@@ -32,10 +35,22 @@ struct Options {
   std::int64_t send_zc_bytes = -1;
 };
 
+// "rig-agent 0.1 (protocol 2)"
+std::string version_text() {
+  return std::string("rig-agent ") + rig::wire::software_version() + " (protocol " +
+         std::to_string(rig::wire::kVersion) + ")";
+}
+
 void define_options(CLI::App& app, Options& o) {
+  // An option given twice (in the config file and on the command line, or twice there): the last
+  // one counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag("--version", version_text());
+  app.set_config("--config", "", "a file of options, one per line as `name = value` (TOML; names without "
+                 "the dashes: devices = 4); the command line wins over it; an unknown name is an error");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--listen", o.listen, "HOST:PORT to listen on: a name, an IPv4 address or [IPv6] (port 0 picks one; loopback by default)")
-      ->capture_default_str()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // given again: the last counts
+      ->capture_default_str();
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
@@ -99,8 +114,9 @@ void define_options(CLI::App& app, Options& o) {
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
   app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
-  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, off")
-      ->capture_default_str();
+  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
 // Applies the options that are not plain fields of the config.
@@ -125,6 +141,7 @@ int main(int argc, char** argv) {
   rig::agent::AgentConfig& config = o.config;
 
   try {
+    rig::agent::check_environment();
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
     const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
     config.secrets = rig::agent::load_secrets(config);
@@ -142,12 +159,12 @@ int main(int argc, char** argv) {
     hup.sa_handler = on_hangup;  // no SA_RESTART: the accept loop must see EINTR
     sigemptyset(&hup.sa_mask);
     sigaction(SIGHUP, &hup, nullptr);
+    spdlog::info("{}: listen={} {} send_zc_bytes={} log={} jobs={}", version_text(),
+                 rig::engine::to_string(server.address()), rig::agent::describe(config),
+                 o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
+                 o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
     // The one line a launcher reads to learn the port.
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
-    spdlog::info("{} simulated devices, {} backend, {}", config.devices,
-                 rig::engine::backend_name(config.backend),
-                 config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"
-                                        : std::string("no secret: open to every local user (loopback only)"));
     server.serve(o.max_jobs);
     g_server = nullptr;
   } catch (const std::exception& e) {

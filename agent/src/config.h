@@ -48,4 +48,8 @@ struct AgentConfig {
 // file and the cause for a secret it refuses (readable by others, shorter than 32 bytes).
 std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config);
 
+// Every setting as `name=value` words, for the log at start (the secrets by where they come
+// from, never their bytes).
+std::string describe(const AgentConfig& config);
+
 }  // namespace rig::agent

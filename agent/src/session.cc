@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include "accounts.h"
@@ -71,13 +72,14 @@ bool Session::run() {
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
+    welcomed_ = std::chrono::steady_clock::now();
     closed = serve(why);
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
   }
   if (closed) {
-    spdlog::info("job from {}: {}", peer_, why);
+    spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
   } else {
-    spdlog::warn("job from {} failed: {}", peer_, why);
+    spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
     job_->outbox.failure(why);
   }
   job_->connection.shutdown();
@@ -177,7 +179,19 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
     return false;
   }
   job_->executor.accept(std::move(ho));
+  ++handovers_;
   return true;
+}
+
+std::string Session::summary() const {
+  const auto since = welcomed_ == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : welcomed_;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  // relaxed: counts, read once the job's connections are shut down.
+  const std::uint64_t in = counters_.bytes_received.load(std::memory_order_relaxed) +
+                           counters_.bytes_striped_in.load(std::memory_order_relaxed);
+  const std::uint64_t out = counters_.bytes_sent.load(std::memory_order_relaxed) +
+                            counters_.bytes_striped_out.load(std::memory_order_relaxed);
+  return fmt::format("{:.3f} s, handovers {}, bytes in {}, bytes out {}", seconds, handovers_, in, out);
 }
 
 }  // namespace rig::agent
