@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -18,7 +19,7 @@
 namespace {
 rig::agent::Server* g_server = nullptr;
 extern "C" void on_signal(int) {
-  if (g_server != nullptr) g_server->stop();
+  if (g_server != nullptr) g_server->terminate();
 }
 extern "C" void on_hangup(int) {
   if (g_server != nullptr) g_server->reload();
@@ -112,6 +113,11 @@ void define_options(CLI::App& app, Options& o) {
                  "in place yet); a handover past it fails its job")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
+  app.add_option("--drain-ms", o.config.drain_ms,
+                 "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
+                 "they fail with \"the agent is stopping\" (the agent then exits 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
   app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
   app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
@@ -167,6 +173,14 @@ int main(int argc, char** argv) {
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
     server.serve(o.max_jobs);
     g_server = nullptr;
+    if (server.terminated()) {
+      // Connection threads that outlived the drain's bound may still run: end here, without
+      // the destructors of statics they use.
+      spdlog::info("stopped");
+      spdlog::default_logger()->flush();
+      std::cout.flush();
+      std::_Exit(0);
+    }
   } catch (const std::exception& e) {
     std::cerr << "rig-agent: " << e.what() << "\n";
     return 1;

@@ -35,7 +35,7 @@ std::string describe(const AgentConfig& c) {
          " backend=" + engine::backend_name(c.backend) + " max_stripes=" + std::to_string(c.max_stripes) +
          " silence_ms=" + std::to_string(c.silence_ms) + " max_connections=" + std::to_string(c.max_connections) +
          " max_handshakes=" + std::to_string(c.max_handshakes) + " max_jobs=" + std::to_string(c.max_jobs) +
-         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) +
+         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
          " secrets=" + secret;
 }
 

@@ -36,6 +36,9 @@ struct AgentConfig {
   std::uint32_t max_jobs = 64;
   std::uint64_t max_objects = 1u << 16;
   std::uint64_t max_staged_bytes = 1ull << 30;
+  // On SIGTERM or SIGINT: how long jobs may still run the handovers they received before they
+  // fail with "the agent is stopping" (drain.h).
+  int drain_ms = 5000;
   // The secrets a job may prove (two during a rotation); none: the agent runs open, which it
   // does only on loopback. Replaced whole when rig-agent rereads them (SIGHUP).
   std::shared_ptr<const std::vector<engine::Secret>> secrets;

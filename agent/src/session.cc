@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -24,8 +25,9 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       incoming(reader, stripes, staging, counters, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
-Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking)
-    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), fd_(fd) {}
+Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking,
+                 Drain& drain)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
 
 Session::~Session() = default;
 
@@ -60,6 +62,13 @@ bool Session::run() {
     return true;
   }
   Held job_held(gauges_.jobs);
+  // Left at the end of run(), before the Session closes fd_.
+  const Entered entered(drain_, fd_);
+  if (!entered) {
+    spdlog::info("job from {} refused: {}", peer_, kStopping);
+    refuse(fd_, kStopping);
+    return true;
+  }
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
   socket->set_recv_silence_ms(config_.silence_ms);
   job_ = std::make_unique<Job>(std::move(socket), config_, counters_);
@@ -75,6 +84,11 @@ bool Session::run() {
     welcomed_ = std::chrono::steady_clock::now();
     closed = serve(why);
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
+  }
+  if (drain_.draining()) {  // its reading was stopped: whatever serve() saw, the agent stops
+    run_received();
+    why = kStopping;
+    closed = false;
   }
   if (closed) {
     spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
@@ -181,6 +195,15 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   job_->executor.accept(std::move(ho));
   ++handovers_;
   return true;
+}
+
+void Session::run_received() {
+  std::string why;
+  while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
+    if (!job_->executor.poll(why) || !job_->executor.run_ready(why)) break;
+    if (!job_->executor.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  job_->outbox.flush();
 }
 
 std::string Session::summary() const {

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "drain.h"
 #include "executor.h"
 #include "gauges.h"
 #include "incoming.h"
@@ -31,7 +32,8 @@ class Session {
  public:
   // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
   // the connections in their handshake, given back once the handshake ends.
-  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking);
+  // `drain`: the agent's stop (drain.h).
+  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking, Drain& drain);
   ~Session();
   // Runs the job until it closes or fails; then everything the job held is freed. Returns
   // false when the connection was not a job's (a stripe joining one, or refused as such).
@@ -57,11 +59,15 @@ class Session {
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);
+  // The drain: runs the handovers the job received until none is left or the drain's deadline
+  // passes, and sends their reports.
+  void run_received();
 
   AgentConfig config_;
   std::string peer_;
   Gauges& gauges_;
   Held& handshaking_;
+  Drain& drain_;
   int fd_;
   engine::Counters counters_;
   std::unique_ptr<Job> job_;
