@@ -1,4 +1,6 @@
 // rig-agent: opens this machine's host and simulated devices for jobs that connect.
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "environment.h"
+#include "notify.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/messages.h"
@@ -171,6 +174,12 @@ int main(int argc, char** argv) {
                  o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
     // The one line a launcher reads to learn the port.
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
+    if (std::string why; !rig::agent::notify_service_manager(
+            "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +
+                std::to_string(::getpid()),
+            why)) {
+      spdlog::warn("readiness not told to the service manager: {}", why);
+    }
     server.serve(o.max_jobs);
     g_server = nullptr;
     if (server.terminated()) {

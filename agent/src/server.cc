@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include "handshake.h"
+#include "notify.h"
 #include "session.h"
 
 #include <arpa/inet.h>
@@ -144,6 +145,9 @@ void Server::serve(std::uint64_t max_jobs) {
   }
   if (terminating_.load(std::memory_order_seq_cst)) {
     drain_->begin(config_.drain_ms);
+    if (std::string why; !notify_service_manager("STOPPING=1\nSTATUS=stopping: jobs run what they received", why)) {
+      spdlog::warn("stopping not told to the service manager: {}", why);
+    }
     spdlog::info("stopping: {} job(s) may run what they received for up to {} ms",
                  gauges_->jobs.load(std::memory_order_relaxed), config_.drain_ms);  // relaxed: a count
     // Every connection thread, for the drain and a second more (a connection still in its

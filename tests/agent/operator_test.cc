@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "command.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/wire/messages.h"
@@ -24,24 +25,11 @@
 namespace rig::test {
 namespace {
 
-struct AgentRun {
-  int status = -1;
-  std::string out;  // stdout and stderr
-  bool exited(int code) const { return WIFEXITED(status) && WEXITSTATUS(status) == code; }
-};
-
 // Runs rig-agent with `args` (a shell fragment) under `env` (another), without the test's secret,
 // stopped after 10 s at most; what it printed and how it ended.
-AgentRun run_agent(const std::string& args, const std::string& env = "") {
-  const std::string command =
-      "timeout 10 env -u RIG_SECRET_FILE -u RIG_SECRET " + env + " " + agent_path() + " " + args + " 2>&1";
-  AgentRun r;
-  FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) return r;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
-  r.status = ::pclose(p);
-  return r;
+CommandRun run_agent(const std::string& args, const std::string& env = "") {
+  return run_command("timeout 10 env -u RIG_SECRET_FILE -u RIG_SECRET " + env + " " + agent_path() + " " + args +
+                     " 2>&1");
 }
 
 // A file in TMPDIR with `text`, removed at scope exit.
@@ -90,14 +78,14 @@ struct LoggedAgent {
 std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
 
 TEST(Operator, VersionPrintsTheSoftwaresAndTheProtocolsVersionsAndExitsZero) {
-  const AgentRun r = run_agent("--version");
+  const CommandRun r = run_agent("--version");
   EXPECT_TRUE(r.exited(0)) << r.status << r.out;
   EXPECT_NE(r.out.find(std::string("rig-agent ") + wire::software_version()), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("protocol " + std::to_string(wire::kVersion)), std::string::npos) << r.out;
 }
 
 TEST(Operator, AnUnknownLogLevelIsAnErrorNamingTheOptionAndTheValue) {
-  const AgentRun r = run_agent("--listen 127.0.0.1:0 --log loud");
+  const CommandRun r = run_agent("--listen 127.0.0.1:0 --log loud");
   EXPECT_FALSE(r.exited(0)) << r.out;
   EXPECT_NE(r.out.find("--log"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("loud"), std::string::npos) << r.out;
@@ -105,7 +93,7 @@ TEST(Operator, AnUnknownLogLevelIsAnErrorNamingTheOptionAndTheValue) {
 }
 
 TEST(Operator, ABadRigVariableIsAnErrorNamingTheVariableAndItsValue) {
-  AgentRun r = run_agent("--listen 127.0.0.1:0", "RIG_SEND_ZC_BYTES=lots");
+  CommandRun r = run_agent("--listen 127.0.0.1:0", "RIG_SEND_ZC_BYTES=lots");
   EXPECT_TRUE(r.exited(1)) << r.status << r.out;
   EXPECT_NE(r.out.find("RIG_SEND_ZC_BYTES='lots'"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
@@ -115,7 +103,7 @@ TEST(Operator, ABadRigVariableIsAnErrorNamingTheVariableAndItsValue) {
 }
 
 TEST(Operator, AListenAddressThatDoesNotResolveIsAnErrorWithTheResolversText) {
-  const AgentRun r = run_agent("--listen no-such-host.invalid:0");
+  const CommandRun r = run_agent("--listen no-such-host.invalid:0");
   EXPECT_TRUE(r.exited(1)) << r.status << r.out;
   EXPECT_NE(r.out.find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << r.out;
 }
@@ -136,7 +124,7 @@ TEST(Operator, AConfigFileSetsOptionsAndTheCommandLineWinsOverIt) {
 
 TEST(Operator, AnUnknownKeyInAConfigFileIsAnErrorNamingIt) {
   TempFile config("devcies = 5\n");
-  const AgentRun r = run_agent("--listen 127.0.0.1:0 --config " + config.path);
+  const CommandRun r = run_agent("--listen 127.0.0.1:0 --config " + config.path);
   EXPECT_FALSE(r.exited(0)) << r.out;
   EXPECT_NE(r.out.find("devcies"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
