@@ -27,6 +27,8 @@
 #include "progress.h"
 #include "report.h"
 #include "rig/remote/job.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
 #include "settings.h"
 
 namespace {
@@ -52,6 +54,8 @@ rig::engine::Backend parse_backend(const std::string& b) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
+  app.set_version_flag("--version", std::string("rig-bench ") + rig::wire::software_version() + " (protocol " +
+                                        std::to_string(rig::wire::kVersion) + ")");
   Settings s;
   std::string agent, agent_path = RIG_AGENT_PATH, backend = "auto";
   std::string json, plot, references, python = "/usr/bin/python3", plot_script = RIG_BENCH_PLOT_SCRIPT;

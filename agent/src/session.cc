@@ -86,8 +86,8 @@ bool Session::run() {
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
   }
   if (drain_.draining()) {  // its reading was stopped: whatever serve() saw, the agent stops
-    run_received();
     why = kStopping;
+    run_received(why);
     closed = false;
   }
   if (closed) {
@@ -197,10 +197,13 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   return true;
 }
 
-void Session::run_received() {
-  std::string why;
+void Session::run_received(std::string& why) {
+  std::string fault;
   while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
-    if (!job_->executor.poll(why) || !job_->executor.run_ready(why)) break;
+    if (!job_->executor.poll(fault) || !job_->executor.run_ready(fault)) {
+      why = fault;
+      break;
+    }
     if (!job_->executor.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   job_->outbox.flush();

@@ -60,8 +60,8 @@ class Session {
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);
   // The drain: runs the handovers the job received until none is left or the drain's deadline
-  // passes, and sends their reports.
-  void run_received();
+  // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
+  void run_received(std::string& why);
 
   AgentConfig config_;
   std::string peer_;
