@@ -11,6 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
+
 namespace rig::bench {
 namespace {
 
@@ -118,6 +121,8 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
   ::uname(&u);
   o << "{\n"
     << "  \"bench\": \"rig-bench\",\n"
+    << "  \"version\": " << json_string(wire::software_version()) << ",\n"
+    << "  \"protocol\": " << wire::kVersion << ",\n"
     << "  \"started\": " << json_string(info.started) << ",\n"
     << "  \"machine\": {\"nproc\": " << ::sysconf(_SC_NPROCESSORS_ONLN)
     << ", \"kernel\": " << json_string(u.release) << ", \"host\": " << json_string(u.nodename) << "},\n"

@@ -28,6 +28,8 @@
 #include "progress.h"
 #include "report.h"
 #include "rig/remote/job.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
 #include "settings.h"
 
 namespace {
@@ -53,6 +55,8 @@ rig::engine::Backend parse_backend(const std::string& b) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
+  app.set_version_flag("--version", std::string("rig-bench ") + rig::wire::software_version() + " (protocol " +
+                                        std::to_string(rig::wire::kVersion) + ")");
   Settings s;
   // Empty: found beside this executable after parsing (the help names no path).
   std::string agent, agent_path, backend = "auto";

@@ -16,8 +16,11 @@ install(DIRECTORY proxy/include/ engine/include/ wire/include/ include/
 # build can assemble programs with rig-asm and its tests can start a rig-agent.
 set(rig_programs)
 if(RIG_PROGRAMS)
-  list(APPEND rig_programs rig-agent rig-demo rig-asm)
+  list(APPEND rig_programs rig-agent rig-info rig-demo rig-asm)
   install(DIRECTORY program/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rig_remote/programs)
+  # The agent as a systemd service (Type=notify, LimitMEMLOCK) and an example of its config file.
+  install(FILES packaging/rig-agent.service DESTINATION lib/systemd/system)
+  install(FILES packaging/rig-agent.conf DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
   include(cmake/man.cmake)
 endif()
 if(RIG_BENCH)

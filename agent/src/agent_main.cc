@@ -1,20 +1,28 @@
 // rig-agent: opens this machine's host and simulated devices for jobs that connect.
+#include <unistd.h>
+
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "environment.h"
+#include "notify.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
 #include "server.h"
 
 namespace {
 rig::agent::Server* g_server = nullptr;
 extern "C" void on_signal(int) {
-  if (g_server != nullptr) g_server->stop();
+  if (g_server != nullptr) g_server->terminate();
 }
 extern "C" void on_hangup(int) {
   if (g_server != nullptr) g_server->reload();
@@ -31,8 +39,21 @@ struct Options {
   std::int64_t send_zc_bytes = -1;
 };
 
+// "rig-agent 0.1 (protocol 2)"
+std::string version_text() {
+  return std::string("rig-agent ") + rig::wire::software_version() + " (protocol " +
+         std::to_string(rig::wire::kVersion) + ")";
+}
+
 void define_options(CLI::App& app, Options& o) {
-  app.add_option("--listen", o.listen, "HOST:PORT to listen on (port 0 picks one; loopback by default)")
+  // An option given twice (in the config file and on the command line, or twice there): the last
+  // one counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag("--version", version_text());
+  app.set_config("--config", "", "a file of options, one per line as `name = value` (TOML; names without "
+                 "the dashes: devices = 4); the command line wins over it; an unknown name is an error");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.add_option("--listen", o.listen, "HOST:PORT to listen on: a name, an IPv4 address or [IPv6] (port 0 picks one; loopback by default)")
       ->capture_default_str();
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
@@ -95,10 +116,16 @@ void define_options(CLI::App& app, Options& o) {
                  "in place yet); a handover past it fails its job")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
+  app.add_option("--drain-ms", o.config.drain_ms,
+                 "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
+                 "they fail with \"the agent is stopping\" (the agent then exits 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
   app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
       ->capture_default_str();
-  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, off")
-      ->capture_default_str();
+  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
 }
 
 // Applies the options that are not plain fields of the config.
@@ -123,14 +150,16 @@ int main(int argc, char** argv) {
   rig::agent::AgentConfig& config = o.config;
 
   try {
+    rig::agent::check_environment();
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
+    const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
     config.secrets = rig::agent::load_secrets(config);
-    if (!config.authenticates() && !rig::engine::is_loopback_host(ep.host)) {
+    if (!config.authenticates() && !std::ranges::all_of(addresses, rig::engine::is_loopback)) {
       throw std::runtime_error("refusing to listen on " + ep.host +
                                " without a secret: anyone who reaches the port could run code here "
                                "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
     }
-    rig::agent::Server server(ep, config);
+    rig::agent::Server server(addresses, config);
     g_server = &server;
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -139,14 +168,28 @@ int main(int argc, char** argv) {
     hup.sa_handler = on_hangup;  // no SA_RESTART: the accept loop must see EINTR
     sigemptyset(&hup.sa_mask);
     sigaction(SIGHUP, &hup, nullptr);
+    spdlog::info("{}: listen={} {} send_zc_bytes={} log={} jobs={}", version_text(),
+                 rig::engine::to_string(server.address()), rig::agent::describe(config),
+                 o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
+                 o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
     // The one line a launcher reads to learn the port.
-    std::cout << "rig-agent listening on " << ep.host << ":" << server.port() << std::endl;
-    spdlog::info("{} simulated devices, {} backend, {}", config.devices,
-                 rig::engine::backend_name(config.backend),
-                 config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"
-                                        : std::string("no secret: open to every local user (loopback only)"));
+    std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
+    if (std::string why; !rig::agent::notify_service_manager(
+            "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +
+                std::to_string(::getpid()),
+            why)) {
+      spdlog::warn("readiness not told to the service manager: {}", why);
+    }
     server.serve(o.max_jobs);
     g_server = nullptr;
+    if (server.terminated()) {
+      // Connection threads that outlived the drain's bound may still run: end here, without
+      // the destructors of statics they use.
+      spdlog::info("stopped");
+      spdlog::default_logger()->flush();
+      std::cout.flush();
+      std::_Exit(0);
+    }
   } catch (const std::exception& e) {
     std::cerr << "rig-agent: " << e.what() << "\n";
     return 1;

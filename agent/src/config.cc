@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace rig::agent {
@@ -14,6 +15,28 @@ std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfi
     if (auto s = engine::secret_from_env()) secrets->push_back(std::move(*s));
   }
   return secrets;
+}
+
+std::string describe(const AgentConfig& c) {
+  std::string secret = "none (open: loopback only)";
+  if (c.authenticates()) {
+    secret = std::to_string(c.secrets->size()) + " from ";
+    if (!c.secret_files.empty()) {
+      for (std::size_t i = 0; i < c.secret_files.size(); ++i) secret += (i > 0 ? "," : "") + c.secret_files[i];
+    } else {
+      const char* file = std::getenv("RIG_SECRET_FILE");
+      secret += file != nullptr && *file != 0 ? std::string("RIG_SECRET_FILE=") + file : std::string("RIG_SECRET");
+    }
+  }
+  return "devices=" + std::to_string(c.devices) + " device_budget=" + std::to_string(c.device_budget) +
+         " host_budget=" + std::to_string(c.host_budget) + " instruction_budget=" + std::to_string(c.instruction_budget) +
+         " isolated=" + std::to_string(c.isolated) +
+         " sim_completion=" + (c.sim_completion == SimCompletion::kNow ? "now" : "later") +
+         " backend=" + engine::backend_name(c.backend) + " max_stripes=" + std::to_string(c.max_stripes) +
+         " silence_ms=" + std::to_string(c.silence_ms) + " max_connections=" + std::to_string(c.max_connections) +
+         " max_handshakes=" + std::to_string(c.max_handshakes) + " max_jobs=" + std::to_string(c.max_jobs) +
+         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
+         " secrets=" + secret;
 }
 
 }  // namespace rig::agent

@@ -36,6 +36,9 @@ struct AgentConfig {
   std::uint32_t max_jobs = 64;
   std::uint64_t max_objects = 1u << 16;
   std::uint64_t max_staged_bytes = 1ull << 30;
+  // On SIGTERM or SIGINT: how long jobs may still run the handovers they received before they
+  // fail with "the agent is stopping" (drain.h).
+  int drain_ms = 5000;
   // The secrets a job may prove (two during a rotation); none: the agent runs open, which it
   // does only on loopback. Replaced whole when rig-agent rereads them (SIGHUP).
   std::shared_ptr<const std::vector<engine::Secret>> secrets;
@@ -47,5 +50,9 @@ struct AgentConfig {
 // (RIG_SECRET_FILE, RIG_SECRET); none if neither names one. Throws std::runtime_error naming the
 // file and the cause for a secret it refuses (readable by others, shorter than 32 bytes).
 std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config);
+
+// Every setting as `name=value` words, for the log at start (the secrets by where they come
+// from, never their bytes).
+std::string describe(const AgentConfig& config);
 
 }  // namespace rig::agent

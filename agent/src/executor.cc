@@ -1,5 +1,7 @@
 #include "executor.h"
 
+#include <algorithm>
+
 #include <cassert>
 
 namespace rig::agent {
@@ -223,6 +225,11 @@ void Executor::clear() {
 std::string Executor::fault(const Device& d, const std::string& why) const {
   return "device " + std::to_string(d.id()) + " (" + std::string(wire::fixed_string(d.account().name)) +
          ") faulted: " + why;
+}
+
+bool Executor::idle() const {
+  return std::all_of(lanes_.begin(), lanes_.end(),
+                     [](const Lane& l) { return l.queue.empty() && l.running.empty(); });
 }
 
 }  // namespace rig::agent

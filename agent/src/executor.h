@@ -59,6 +59,8 @@ class Executor {
   bool runs_at_once(const std::vector<wire::Wait>& waits) const;
   // The last value done on `device`.
   std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }
+  // Whether no handover is queued or running on any device.
+  bool idle() const;
   // Drops every pending handover (the job ended), once no device's issued work runs.
   void clear();
 

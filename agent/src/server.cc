@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include "handshake.h"
+#include "notify.h"
 #include "session.h"
 
 #include <arpa/inet.h>
@@ -18,8 +19,8 @@
 
 namespace rig::agent {
 
-Server::Server(const engine::Endpoint& listen, const AgentConfig& config) : config_(config) {
-  listen_fd_ = engine::tcp_listen(listen, port_);
+Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
+  listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
 }
 
 Server::~Server() {
@@ -114,11 +115,11 @@ void Server::serve(std::uint64_t max_jobs) {
     // A connection is a job or a stripe joining one: only jobs count toward max_jobs. `this`
     // outlives the thread when max_jobs > 0 (serve waits for every thread below).
     try {
-      std::thread([this, fd, who, config = config_, gauges = gauges_, tally, max_jobs] {
+      std::thread([this, fd, who, config = config_, gauges = gauges_, drain = drain_, tally, max_jobs] {
         Held connection(gauges->connections), handshaking(gauges->handshakes);
         bool job = true;
         try {  // the thread's edge: no exception crosses it
-          Session session(fd, config, who, *gauges, handshaking);
+          Session session(fd, config, who, *gauges, handshaking, *drain);
           job = session.run();
         } catch (const std::exception& e) {
           spdlog::error("connection from {} ended by an internal error: {}", who, e.what());
@@ -141,6 +142,22 @@ void Server::serve(std::uint64_t max_jobs) {
       spdlog::error("connection from {} refused: no thread: {}", who, e.what());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+  if (terminating_.load(std::memory_order_seq_cst)) {
+    drain_->begin(config_.drain_ms);
+    if (std::string why; !notify_service_manager("STOPPING=1\nSTATUS=stopping: jobs run what they received", why)) {
+      spdlog::warn("stopping not told to the service manager: {}", why);
+    }
+    spdlog::info("stopping: {} job(s) may run what they received for up to {} ms",
+                 gauges_->jobs.load(std::memory_order_relaxed), config_.drain_ms);  // relaxed: a count
+    // Every connection thread, for the drain and a second more (a connection still in its
+    // handshake, or a job whose client does not read its failure, is not waited for longer).
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.drain_ms) +
+                       std::chrono::seconds(1);
+    while (tally->finished.load(std::memory_order_acquire) < started && std::chrono::steady_clock::now() < limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return;
   }
   if (max_jobs > 0) {
     // Wait for every connection thread this call started.

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
+#include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
 #include "accounts.h"
@@ -23,8 +25,9 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       incoming(reader, stripes, staging, counters, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
-Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking)
-    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), fd_(fd) {}
+Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking,
+                 Drain& drain)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
 
 Session::~Session() = default;
 
@@ -59,6 +62,13 @@ bool Session::run() {
     return true;
   }
   Held job_held(gauges_.jobs);
+  // Left at the end of run(), before the Session closes fd_.
+  const Entered entered(drain_, fd_);
+  if (!entered) {
+    spdlog::info("job from {} refused: {}", peer_, kStopping);
+    refuse(fd_, kStopping);
+    return true;
+  }
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
   socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<Job>(std::move(socket), config_, counters_);
@@ -71,13 +81,19 @@ bool Session::run() {
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
+    welcomed_ = std::chrono::steady_clock::now();
     closed = serve(why);
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
   }
+  if (drain_.draining()) {  // its reading was stopped: whatever serve() saw, the agent stops
+    why = kStopping;
+    run_received(why);
+    closed = false;
+  }
   if (closed) {
-    spdlog::info("job from {}: {}", peer_, why);
+    spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
   } else {
-    spdlog::warn("job from {} failed: {}", peer_, why);
+    spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
     job_->outbox.failure(why);
   }
   job_->connection.shutdown();
@@ -177,7 +193,31 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
     return false;
   }
   job_->executor.accept(std::move(ho));
+  ++handovers_;
   return true;
+}
+
+void Session::run_received(std::string& why) {
+  std::string fault;
+  while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
+    if (!job_->executor.poll(fault) || !job_->executor.run_ready(fault)) {
+      why = fault;
+      break;
+    }
+    if (!job_->executor.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  job_->outbox.flush();
+}
+
+std::string Session::summary() const {
+  const auto since = welcomed_ == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : welcomed_;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  // relaxed: counts, read once the job's connections are shut down.
+  const std::uint64_t in = counters_.bytes_received.load(std::memory_order_relaxed) +
+                           counters_.bytes_striped_in.load(std::memory_order_relaxed);
+  const std::uint64_t out = counters_.bytes_sent.load(std::memory_order_relaxed) +
+                            counters_.bytes_striped_out.load(std::memory_order_relaxed);
+  return fmt::format("{:.3f} s, handovers {}, bytes in {}, bytes out {}", seconds, handovers_, in, out);
 }
 
 }  // namespace rig::agent

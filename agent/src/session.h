@@ -5,6 +5,8 @@
 // held is freed when it ends, however it ends.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "drain.h"
 #include "executor.h"
 #include "gauges.h"
 #include "incoming.h"
@@ -29,7 +32,8 @@ class Session {
  public:
   // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
   // the connections in their handshake, given back once the handshake ends.
-  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking);
+  // `drain`: the agent's stop (drain.h).
+  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking, Drain& drain);
   ~Session();
   // Runs the job until it closes or fails; then everything the job held is freed. Returns
   // false when the connection was not a job's (a stripe joining one, or refused as such).
@@ -55,15 +59,24 @@ class Session {
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);
+  // The drain: runs the handovers the job received until none is left or the drain's deadline
+  // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
+  void run_received(std::string& why);
 
   AgentConfig config_;
   std::string peer_;
   Gauges& gauges_;
   Held& handshaking_;
+  Drain& drain_;
   int fd_;
   engine::Counters counters_;
   std::unique_ptr<Job> job_;
   std::string fault_;  // why the executor's poll before a read failed the job
+  // For the job's summary line: when it was welcomed, and the handovers it handed over.
+  std::chrono::steady_clock::time_point welcomed_;
+  std::uint64_t handovers_ = 0;
+  // "0.25 s, handovers 3, bytes in 4200, bytes out 180"
+  std::string summary() const;
 };
 
 }  // namespace rig::agent

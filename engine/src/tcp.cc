@@ -18,41 +18,19 @@
 namespace rig::engine {
 namespace {
 
-sockaddr_in to_sockaddr(const Endpoint& ep) {
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(ep.port);
-  const std::string host = ep.host == "localhost" ? "127.0.0.1" : ep.host;
-  if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) {
-    throw std::invalid_argument("not an IPv4 address: " + ep.host);
-  }
-  return sa;
-}
-
 [[noreturn]] void throw_errno(const std::string& what) {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-}  // namespace
-
-Endpoint parse_endpoint(const std::string& text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    throw std::invalid_argument("expected HOST:PORT, got '" + text + "'");
-  }
-  Endpoint ep;
-  ep.host = text.substr(0, colon);
-  const std::string port = text.substr(colon + 1);
-  unsigned long v = 0;
-  for (char c : port) {
-    if (c < '0' || c > '9') throw std::invalid_argument("bad port in '" + text + "'");
-    v = v * 10 + static_cast<unsigned long>(c - '0');
-    if (v > 65535) throw std::invalid_argument("port out of range in '" + text + "'");
-  }
-  ep.port = static_cast<std::uint16_t>(v);
-  to_sockaddr(ep);  // validates the host
-  return ep;
+// Closes fd keeping errno, then throws it naming `what`.
+[[noreturn]] void close_and_throw(int fd, const std::string& what) {
+  const int e = errno;
+  ::close(fd);
+  errno = e;
+  throw_errno(what);
 }
+
+}  // namespace
 
 void set_job_options(int fd) {
   int one = 1;
@@ -114,53 +92,40 @@ int send_within(int fd, std::span<const iovec> iov, int timeout_ms) {
   return 0;
 }
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost") return true;
-  in_addr a4{};
-  if (::inet_pton(AF_INET, host.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
-  in6_addr a6{};
-  return ::inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
-}
-
 bool peer_is_loopback(int fd) {
-  sockaddr_storage sa{};
-  socklen_t len = sizeof sa;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return false;
-  if (sa.ss_family == AF_INET) {
-    const auto& in = reinterpret_cast<const sockaddr_in&>(sa);
-    return (ntohl(in.sin_addr.s_addr) >> 24) == 127;
-  }
-  if (sa.ss_family == AF_INET6) {
-    const auto& in6 = reinterpret_cast<const sockaddr_in6&>(sa);
-    if (IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr)) return true;
-    if (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) return in6.sin6_addr.s6_addr[12] == 127;
-  }
-  return false;
+  Address peer;
+  return peer_address(fd, peer) && is_loopback(peer);
 }
 
-int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port) {
-  const sockaddr_in sa = to_sockaddr(ep);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
+int tcp_listen(const Address& a, std::uint16_t& bound_port) {
+  const int fd = ::socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket for " + to_string(a));
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) < 0) {
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    throw_errno("bind " + ep.host + ":" + std::to_string(ep.port));
-  }
-  if (::listen(fd, 64) < 0) {
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    throw_errno("listen");
-  }
-  sockaddr_in got{};
-  socklen_t len = sizeof got;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&got), &len);
-  bound_port = ntohs(got.sin_port);
+  if (::bind(fd, a.get(), a.length) < 0) close_and_throw(fd, "bind " + to_string(a));
+  if (::listen(fd, 64) < 0) close_and_throw(fd, "listen on " + to_string(a));
+  Address got;
+  local_address(fd, got);
+  bound_port = got.family() == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(got.storage).sin6_port)
+                                        : ntohs(reinterpret_cast<const sockaddr_in&>(got.storage).sin_port);
   return fd;
+}
+
+int tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port, Address* bound) {
+  if (addresses.empty()) throw std::invalid_argument("no address to listen on");
+  for (std::size_t i = 0;; ++i) {
+    try {
+      const int fd = tcp_listen(addresses[i], bound_port);
+      if (bound != nullptr) local_address(fd, *bound);
+      return fd;
+    } catch (const std::system_error&) {
+      if (i + 1 == addresses.size()) throw;  // the last one's cause
+    }
+  }
+}
+
+int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound) {
+  return tcp_listen_first(resolve(ep, Use::kListen), bound_port, bound);
 }
 
 int tcp_accept(int listen_fd) {
@@ -175,19 +140,40 @@ int tcp_accept(int listen_fd) {
   }
 }
 
-int tcp_connect(const Endpoint& ep) {
-  const sockaddr_in sa = to_sockaddr(ep);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
+int tcp_connect(const Address& a) {
+  const int fd = ::socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket for " + to_string(a));
   set_job_options(fd);
   for (;;) {
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return fd;
-    if (errno == EINTR) continue;
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    throw_errno("connect to " + ep.host + ":" + std::to_string(ep.port));
+    if (::connect(fd, a.get(), a.length) == 0) return fd;
+    if (errno != EINTR) close_and_throw(fd, "connect to " + to_string(a));
   }
+}
+
+int tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached) {
+  std::string tried;
+  int last = EDESTADDRREQ;
+  for (const Address& a : addresses) {
+    try {
+      const int fd = tcp_connect(a);
+      reached = a;
+      return fd;
+    } catch (const std::system_error& e) {
+      last = e.code().value();
+      tried += (tried.empty() ? "" : "; ") + to_string(a) + ": " + e.code().message();
+    }
+  }
+  if (addresses.size() == 1 && to_string(addresses[0]) == name) {
+    throw std::system_error(last, std::generic_category(), "connect to " + name);
+  }
+  throw std::system_error(last, std::generic_category(), "connect to " + name + " (tried " + tried + ")");
+}
+
+int tcp_connect(const Endpoint& ep, Address* reached) {
+  Address a;
+  const int fd = tcp_connect_first(resolve(ep, Use::kConnect), to_string(ep), a);
+  if (reached != nullptr) *reached = a;
+  return fd;
 }
 
 }  // namespace rig::engine

@@ -57,15 +57,17 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
     : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)), staging_(options.staging) {
   int fd = -1;
   try {
-    const engine::Endpoint ep = engine::parse_endpoint(endpoint_);
-    fd = engine::tcp_connect(ep);
+    // The stripes go where this connection went (`reached`), not to a new resolution.
+    engine::Address reached;
+    fd = engine::tcp_connect(engine::parse_endpoint(endpoint_), &reached);
+    address_ = engine::to_string(reached);
     const int stripes = wanted_stripes(options, fd);
     const std::uint32_t offer = wire::kFeaturePrograms | (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
     const std::optional<engine::Secret> secret =
         options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
     Greeting greeting = greet(fd, offer, secret, endpoint_);
     accounts_ = std::move(greeting.accounts);
-    if (greeting.grant) join_stripes(ep, *greeting.grant, greeting.key, stripes, options, fd);
+    if (greeting.grant) join_stripes(reached, *greeting.grant, greeting.key, stripes, options, fd);
   } catch (...) {
     stripes_.reset();
     if (fd >= 0) ::close(fd);
@@ -81,7 +83,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   }
 }
 
-void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant, const wire::JobKey& key,
+void Link::join_stripes(const engine::Address& reached, const wire::StripeGrant& grant, const wire::JobKey& key,
                         int wanted, const LinkOptions& options, int job_fd) {
   const auto count = static_cast<std::uint16_t>(std::min<std::uint32_t>(wanted, grant.max_stripes));
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
@@ -95,7 +97,9 @@ void Link::join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& gra
   // same silence bound applies there.
   stripes_->set_silence_ms(options.silence_ms);
   for (std::uint16_t i = 0; i < count; ++i) {
-    const int fd = engine::tcp_connect(ep);
+    const int fd = engine::tcp_connect(reached);
+    engine::Address peer;
+    stripe_addresses_.push_back(engine::peer_address(fd, peer) ? engine::to_string(peer) : std::string("?"));
     stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on
     remote::join(fd, wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token}, key,
          "stripe " + std::to_string(i), endpoint_);

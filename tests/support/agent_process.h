@@ -34,6 +34,9 @@ class AgentProcess {
   bool alive();
   // Sends `sig`; with SIGKILL/SIGTERM, also reaps it.
   void signal(int sig);
+  // Waits up to `timeout_ms` for the process to end (after a signal sent to pid()) and reaps it:
+  // its wait status, or -1 if it still runs then.
+  int wait_exit(int timeout_ms);
 
  private:
   pid_t pid_ = -1;

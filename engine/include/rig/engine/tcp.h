@@ -7,16 +7,11 @@
 #include <span>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "rig/engine/address.h"
 
 namespace rig::engine {
-
-struct Endpoint {
-  std::string host;
-  std::uint16_t port = 0;
-};
-
-// Parses "HOST:PORT" (IPv4 dotted quad or "localhost"). Throws std::invalid_argument.
-Endpoint parse_endpoint(const std::string& text);
 
 // Dead-peer detection: keepalive probes start after this much silence, and unacknowledged data
 // fails the connection after kUserTimeoutMs; a silent dead peer is found within about
@@ -27,21 +22,30 @@ inline constexpr int kKeepCount = 5;
 inline constexpr int kUserTimeoutMs = 15000;
 inline constexpr int kDeadPeerBoundMs = 15000;
 
-// A listening socket bound to `ep` (port 0 picks one). Returns the fd and sets `bound_port`;
-// throws std::system_error with context on failure.
-int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port);
+// A listening socket bound to `a` (port 0 picks one). Returns the fd and sets `bound_port`;
+// throws std::system_error naming the address on failure.
+int tcp_listen(const Address& a, std::uint16_t& bound_port);
+// The same for the first of `addresses` that binds, in order (the last one's error if none does);
+// `bound`, when given, receives the address bound.
+int tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port, Address* bound = nullptr);
+// tcp_listen_first(resolve(ep, Use::kListen), ...).
+int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound = nullptr);
 // Accepts one connection; returns its fd with the job options set, or -errno.
 int tcp_accept(int listen_fd);
-// Connects to `ep`; returns the fd with the job options set; throws std::system_error.
-int tcp_connect(const Endpoint& ep);
+// Connects to `a`; returns the fd with the job options set; throws std::system_error naming it.
+int tcp_connect(const Address& a);
+// Connects to the first of `addresses` that accepts, trying them in order; sets `reached` to it.
+// Throws std::system_error (the last address's errno) naming `name` and each address's cause.
+int tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached);
+// Resolves `ep` and connects to the first of its addresses that accepts (`reached`, when given,
+// receives it). Throws as resolve() and tcp_connect_first() do.
+int tcp_connect(const Endpoint& ep, Address* reached = nullptr);
 // Receives exactly n bytes on a blocking socket within timeout_ms in all (a handshake's first
 // frames). Returns 0, -ETIME once the time is up, -ECONNRESET at end of stream, or -errno.
 int recv_within(int fd, void* buf, std::size_t n, int timeout_ms);
 // Sends every byte of `iov` on a socket within timeout_ms in all (a handshake's frames, a
 // refusal): 0, -ETIME once the time is up, or -errno (-EPIPE once the peer is gone).
 int send_within(int fd, std::span<const iovec> iov, int timeout_ms);
-// Whether `host` (as parse_endpoint accepts it) is this machine's loopback.
-bool is_loopback_host(const std::string& host);
 // TCP_NODELAY, keepalive, user timeout.
 void set_job_options(int fd);
 // Data sent on `fd` that stays unacknowledged, or held back by a window the peer keeps shut, for

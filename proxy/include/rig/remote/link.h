@@ -94,6 +94,11 @@ class RIG_API Link {
 
   Job& job() const { return job_; }
   const std::string& endpoint() const { return endpoint_; }
+  // The address the job's connection reached, numeric ("127.0.0.1:7300", "[::1]:7300"): the
+  // first of the endpoint's addresses that accepted. Its stripes connect to it too.
+  const std::string& address() const { return address_; }
+  // Where each stripe's connection went (its peer's address), in stripe order.
+  const std::vector<std::string>& stripe_addresses() const { return stripe_addresses_; }
   const std::vector<wire::Account>& accounts() const { return accounts_; }
   const wire::Account* account(std::uint32_t id) const;
   engine::Counters& counters() { return counters_; }
@@ -174,13 +179,15 @@ class RIG_API Link {
                                  std::uint64_t offset, std::uint64_t length, const char* what,
                                  std::string& why);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
-  void join_stripes(const engine::Endpoint& ep, const wire::StripeGrant& grant,
+  void join_stripes(const engine::Address& reached, const wire::StripeGrant& grant,
                     const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
   void end_receiver();
 
   Job& job_;
   const std::uint64_t tag_;  // taken in the constructor, given back in the destructor
   std::string endpoint_;
+  std::string address_;
+  std::vector<std::string> stripe_addresses_;
   StagingAllocator staging_;
   engine::Counters counters_;
   std::unique_ptr<engine::Connection> connection_;

@@ -1,0 +1,166 @@
+// rig-agent for operators: its version, options and RIG_* variables checked with a clear error,
+// a config file, the effective settings logged at start, and a summary line at each job's end.
+// Each against a real rig-agent process.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent_process.h"
+#include "command.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
+
+namespace rig::test {
+namespace {
+
+// Runs rig-agent with `args` (a shell fragment) under `env` (another), without the test's secret,
+// stopped after 10 s at most; what it printed and how it ended.
+CommandRun run_agent(const std::string& args, const std::string& env = "") {
+  return run_command("timeout 10 env -u RIG_SECRET_FILE -u RIG_SECRET " + env + " " + agent_path() + " " + args +
+                     " 2>&1");
+}
+
+// A file in TMPDIR with `text`, removed at scope exit.
+struct TempFile {
+  explicit TempFile(const std::string& text = "") {
+    const char* dir = std::getenv("TMPDIR");
+    path = std::string(dir != nullptr && *dir != 0 ? dir : "/tmp") + "/rig-operator-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd >= 0) {
+      if (!text.empty()) (void)!::write(fd, text.data(), text.size());
+      ::close(fd);
+    }
+  }
+  ~TempFile() { ::unlink(path.c_str()); }
+  std::string read() const {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::string path;
+};
+
+// An agent whose log (stderr) goes to a file, logging at info.
+struct LoggedAgent {
+  explicit LoggedAgent(std::vector<std::string> args = {})
+      : agent(with_info(std::move(args)), false, {"sh", "-c", "exec \"$@\" 2>>" + log.path, "sh"}) {}
+  static std::vector<std::string> with_info(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--log", "info"});
+    return args;
+  }
+  // Waits up to 10 s for the log to hold `text`; the log then.
+  std::string wait_for(const std::string& text) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::string now = log.read();
+    while (now.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      now = log.read();
+    }
+    return now;
+  }
+  TempFile log;
+  AgentProcess agent;
+};
+
+std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
+
+TEST(Operator, VersionPrintsTheSoftwaresAndTheProtocolsVersionsAndExitsZero) {
+  const CommandRun r = run_agent("--version");
+  EXPECT_TRUE(r.exited(0)) << r.status << r.out;
+  EXPECT_NE(r.out.find(std::string("rig-agent ") + wire::software_version()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("protocol " + std::to_string(wire::kVersion)), std::string::npos) << r.out;
+}
+
+TEST(Operator, AnUnknownLogLevelIsAnErrorNamingTheOptionAndTheValue) {
+  const CommandRun r = run_agent("--listen 127.0.0.1:0 --log loud");
+  EXPECT_FALSE(r.exited(0)) << r.out;
+  EXPECT_NE(r.out.find("--log"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("loud"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+}
+
+TEST(Operator, ABadRigVariableIsAnErrorNamingTheVariableAndItsValue) {
+  CommandRun r = run_agent("--listen 127.0.0.1:0", "RIG_SEND_ZC_BYTES=lots");
+  EXPECT_TRUE(r.exited(1)) << r.status << r.out;
+  EXPECT_NE(r.out.find("RIG_SEND_ZC_BYTES='lots'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+  r = run_agent("--listen 127.0.0.1:0", "RIG_SOCKET_BACKEND=fast");
+  EXPECT_TRUE(r.exited(1)) << r.status << r.out;
+  EXPECT_NE(r.out.find("RIG_SOCKET_BACKEND='fast': expected plain or uring"), std::string::npos) << r.out;
+}
+
+TEST(Operator, AListenAddressThatDoesNotResolveIsAnErrorWithTheResolversText) {
+  const CommandRun r = run_agent("--listen no-such-host.invalid:0");
+  EXPECT_TRUE(r.exited(1)) << r.status << r.out;
+  EXPECT_NE(r.out.find("cannot resolve 'no-such-host.invalid'"), std::string::npos) << r.out;
+}
+
+TEST(Operator, AConfigFileSetsOptionsAndTheCommandLineWinsOverIt) {
+  TempFile config("devices = 5\nmax-stripes = 2\n");
+  {
+    AgentProcess agent({"--config", config.path});
+    auto job = remote::Job::create();
+    EXPECT_EQ(job->connect(agent.endpoint()).accounts().size(), 6u);  // the host and 5
+    job->close();
+  }
+  AgentProcess agent({"--config", config.path, "--devices", "1"});
+  auto job = remote::Job::create();
+  EXPECT_EQ(job->connect(agent.endpoint()).accounts().size(), 2u);
+  job->close();
+}
+
+TEST(Operator, AnUnknownKeyInAConfigFileIsAnErrorNamingIt) {
+  TempFile config("devcies = 5\n");
+  const CommandRun r = run_agent("--listen 127.0.0.1:0 --config " + config.path);
+  EXPECT_FALSE(r.exited(0)) << r.out;
+  EXPECT_NE(r.out.find("devcies"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+}
+
+TEST(Operator, TheEffectiveSettingsAreLoggedAtStart) {
+  LoggedAgent a({"--devices", "3", "--silence-ms", "4321"});
+  // Logged before the line that names the endpoint, which AgentProcess has read.
+  const std::string log = a.log.read();
+  EXPECT_NE(log.find("listen=127.0.0.1:" + port_of(a.agent.endpoint())), std::string::npos) << log;
+  EXPECT_NE(log.find("devices=3"), std::string::npos) << log;
+  EXPECT_NE(log.find("silence_ms=4321"), std::string::npos) << log;
+  EXPECT_NE(log.find(std::string("rig-agent ") + wire::software_version()), std::string::npos) << log;
+}
+
+TEST(Operator, AJobsEndIsLoggedWithItsReasonDurationHandoversAndBytes) {
+  LoggedAgent a;
+  auto job = remote::Job::create();
+  harness::Driven dev(job->connect(a.agent.endpoint()), 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(region.has_value());
+  std::vector<std::byte> up(4096, std::byte{7});
+  harness::Work w;
+  w.copy(rig_copy{harness::host_side(up.data()), harness::region_side(*region, 0), 1, 4096, 4096, 4096});
+  dev.wait(dev.run(w));
+  job->close();
+  const std::string log = a.wait_for("ended:");
+  const auto at = log.find("ended:");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("the client closed the job"), std::string::npos) << line;
+  EXPECT_NE(line.find("handovers 1,"), std::string::npos) << line;
+  EXPECT_NE(line.find("bytes in "), std::string::npos) << line;
+  EXPECT_NE(line.find("bytes out "), std::string::npos) << line;
+  EXPECT_NE(line.find(" s,"), std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace rig::test
