@@ -4,10 +4,21 @@
 
 #include "device_host.h"
 #include "device_sim.h"
+#include "gpu_devices.h"
 
 namespace rig::agent {
 
 std::vector<std::unique_ptr<Device>> open_devices(const AgentConfig& config) {
+  if (config.device_kind == DeviceKind::kCuda) {
+    // The host reaches every device's memory as far as the host is concerned; each GPU's
+    // account says whether it reaches the host's (the larger id's account decides).
+    std::string why;
+    const std::uint32_t gpus = gpu_count(why);
+    std::vector<std::unique_ptr<Device>> devices;
+    devices.push_back(std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1)));
+    open_gpus(config, devices);
+    return devices;
+  }
   const std::uint32_t n = std::min(config.devices, wire::kMaxDevices - 1);
   const std::uint64_t all = n >= 63 ? ~0ull : ((2ull << n) - 1);
   // Simulated devices share host RAM: each reaches every other, unless one is told to act as a

@@ -1,4 +1,4 @@
-// rig-agent: opens this machine's host and simulated devices for jobs that connect.
+// rig-agent: opens this machine's host and its GPUs or simulated devices for jobs that connect.
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +9,7 @@
 
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
+#include "gpu_devices.h"
 #include "server.h"
 
 namespace {
@@ -27,6 +28,7 @@ struct Options {
   std::string backend = "auto";
   std::string log_level = "info";
   std::string sim_completion = "now";
+  std::string device_kind = "sim";
   std::uint64_t max_jobs = 0;
   std::int64_t send_zc_bytes = -1;
 };
@@ -37,10 +39,16 @@ void define_options(CLI::App& app, Options& o) {
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
+  app.add_option("--device-kind", o.device_kind,
+                 "the devices besides the host: sim (--devices simulated ones), cuda (the machine's "
+                 "GPUs, in the driver's order; refuses to start without one, saying why) or auto "
+                 "(the GPUs where the driver finds one, else simulated devices, logging why)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
   app.add_option("--isolated", o.config.isolated,
                  "a simulated device that reaches no other device's memory (0: none)")
       ->capture_default_str();
-  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each simulated device")
+  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each device besides the host (a GPU: at most its free memory at the job's start)")
       ->capture_default_str();
   app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host")
       ->capture_default_str();
@@ -105,6 +113,8 @@ void define_options(CLI::App& app, Options& o) {
 void apply(Options& o) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("rig-agent"));
   spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (o.device_kind == "cuda") o.config.device_kind = rig::agent::DeviceKind::kCuda;
+  if (o.device_kind == "auto") o.config.device_kind = rig::agent::DeviceKind::kAuto;
   if (o.sim_completion == "later") o.config.sim_completion = rig::agent::SimCompletion::kLater;
   if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
   if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
@@ -125,6 +135,7 @@ int main(int argc, char** argv) {
   try {
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
     config.secrets = rig::agent::load_secrets(config);
+    rig::agent::choose_device_kind(config);
     if (!config.authenticates() && !rig::engine::is_loopback_host(ep.host)) {
       throw std::runtime_error("refusing to listen on " + ep.host +
                                " without a secret: anyone who reaches the port could run code here "
@@ -141,7 +152,9 @@ int main(int argc, char** argv) {
     sigaction(SIGHUP, &hup, nullptr);
     // The one line a launcher reads to learn the port.
     std::cout << "rig-agent listening on " << ep.host << ":" << server.port() << std::endl;
-    spdlog::info("{} simulated devices, {} backend, {}", config.devices,
+    spdlog::info("{}, {} backend, {}",
+                 config.device_kind == rig::agent::DeviceKind::kCuda ? std::string("GPU devices")
+                     : std::to_string(config.devices) + " simulated devices",
                  rig::engine::backend_name(config.backend),
                  config.authenticates() ? std::to_string(config.secrets->size()) + " secret(s): jobs must prove one"
                                         : std::string("no secret: open to every local user (loopback only)"));

@@ -67,6 +67,16 @@ bool Session::run() {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
     return job_->outbox.flush() ? 0 : -EPIPE;
   });
+  // GPUs complete work while the session waits for the client: poll them every millisecond of
+  // a wait, so a value is reported without a message from the client. The watch replaces the
+  // socket's silence bound, which it keeps here.
+  if (config_.device_kind == DeviceKind::kCuda) {
+    job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
+      if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
+      if (!job_->executor.poll(fault_)) return -ECANCELED;
+      return job_->outbox.flush() ? 0 : -EPIPE;
+    });
+  }
   bool closed = false;
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
