@@ -205,7 +205,9 @@ bool CudaDevice::idle() const {
 }
 
 bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
-  if (pending_.empty() && fault_.empty()) return true;  // nothing issued: no driver call
+  // Nothing issued and nothing wrong: no driver call. A GPU that another job lost is reported
+  // here too, or a handover blocked on idle() would wait for it forever.
+  if (pending_.empty() && fault_.empty() && !gpu_->lost(why)) return true;
   if (!usable(why)) return false;
   while (!pending_.empty()) {
     const CUresult rc = driver_.cuEventQuery(pending_.front().event);
