@@ -6,6 +6,7 @@
 
 #if defined(RIG_CUDA)
 #include "cuda_gpus.h"
+#include "cuda_pinning.h"
 #include "device_cuda.h"
 #endif
 
@@ -58,6 +59,17 @@ void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<Device>>& 
   (void)config;
   (void)devices;
   throw std::runtime_error("this rig-agent was built without the CUDA backend");
+#endif
+}
+
+std::shared_ptr<HostPinning> host_pinning(const AgentConfig& config) {
+  if (config.device_kind != DeviceKind::kCuda) return nullptr;
+#if defined(RIG_CUDA)
+  std::string why;
+  const CudaGpus* gpus = CudaGpus::probe(why);
+  return gpus != nullptr ? std::make_shared<CudaPinning>(*gpus) : nullptr;
+#else
+  return nullptr;
 #endif
 }
 

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "staging.h"
 
 namespace rig::agent {
 
@@ -24,5 +25,8 @@ void choose_device_kind(AgentConfig& config);
 // Appends a job's devices for the GPUs (config.device_kind is kCuda), each with its budget
 // min(free memory now, config.device_budget).
 void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<Device>>& devices);
+
+// What pins a job's staging buffers for its GPUs' DMA (config.device_kind is kCuda), else null.
+std::shared_ptr<HostPinning> host_pinning(const AgentConfig& config);
 
 }  // namespace rig::agent

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "accounts.h"
+#include "gpu_devices.h"
 #include "handshake.h"
 #include "rig/wire/codec.h"
 
@@ -17,7 +18,7 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       connection(std::move(socket), counters),
       reader(connection.socket(), counters),
       stripes(config.backend, counters, config.silence_ms),
-      staging(config.max_staged_bytes),
+      staging(config.max_staged_bytes, host_pinning(config)),
       objects(devices, config.max_objects),
       outbox(connection, stripes),
       incoming(reader, stripes, staging, counters, config.silence_ms),
@@ -184,6 +185,7 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
       !job_->incoming.receive(ho, job_->executor.runs_at_once(ho.waits), why)) {
+    for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
     return false;
   }
   job_->executor.accept(std::move(ho));
