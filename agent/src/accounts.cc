@@ -15,7 +15,9 @@ std::vector<std::unique_ptr<Device>> open_devices(const AgentConfig& config) {
     std::string why;
     const std::uint32_t gpus = gpu_count(why);
     std::vector<std::unique_ptr<Device>> devices;
-    devices.push_back(std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1)));
+    auto host = std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1));
+    host->set_pinning(host_pinning(config));  // host objects pinned: host<->GPU copies go by DMA
+    devices.push_back(std::move(host));
     open_gpus(config, devices);
     return devices;
   }

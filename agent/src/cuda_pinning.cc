@@ -5,6 +5,9 @@
 namespace rig::agent {
 
 void CudaPinning::pin(std::byte* p, std::uint64_t bytes) {
+  // Small memory gains nothing by DMA that is worth a registration (a system call, pages locked;
+  // and memory sharing a page with pinned memory cannot be registered again).
+  if (bytes < kMinBytes) return;
   const CudaDriver& d = gpu_->driver();
   CUresult rc = gpu_->context() != nullptr ? d.cuCtxSetCurrent(gpu_->context()) : CUDA_ERROR_INVALID_CONTEXT;
   if (rc == CUDA_SUCCESS) rc = d.cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE);

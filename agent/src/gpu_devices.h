@@ -11,7 +11,7 @@
 
 #include "config.h"
 #include "device.h"
-#include "staging.h"
+#include "host_pinning.h"
 
 namespace rig::agent {
 

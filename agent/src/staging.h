@@ -13,17 +13,9 @@
 #include <utility>
 #include <vector>
 
-namespace rig::agent {
+#include "host_pinning.h"
 
-// Pins host memory for a device's DMA (a GPU: cuMemHostRegister). Best effort: a buffer that
-// could not be pinned still works, by the driver's slower pageable copies.
-class HostPinning {
- public:
-  virtual ~HostPinning() = default;
-  virtual void pin(std::byte* p, std::uint64_t bytes) = 0;
-  // Before `p` is freed; nothing if pin(p) failed.
-  virtual void unpin(std::byte* p) = 0;
-};
+namespace rig::agent {
 
 class StagingPool {
  public:

@@ -1,11 +1,12 @@
-// The staging pool's pinning contract (what the CUDA backend's cuMemHostRegister relies on, run
-// here with a recording HostPinning): every buffer made is pinned once, reuse pins nothing, and
-// every buffer is unpinned exactly once before it is freed, whether the spares are full or the
-// pool goes.
+// The pinning contract that the CUDA backend's cuMemHostRegister relies on, run here with a
+// recording HostPinning. The staging pool: every buffer made is pinned once, reuse pins
+// nothing, and every buffer is unpinned exactly once before it is freed, whether the spares are
+// full or the pool goes. The host's objects: pinned while they live.
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "device_host.h"
 #include "staging.h"
 
 namespace rig::agent {
@@ -67,6 +68,24 @@ TEST(StagingPinning, WithoutPinningNothingChanges) {
   EXPECT_FALSE(pool.take(1, cap));
   pool.give(std::move(a), 8192);
   EXPECT_EQ(pool.in_use(), 0u);
+}
+
+TEST(HostObjectPinning, TheHostsMemoryIsPinnedWhileItLivesOnceTheHostHasPinning) {
+  auto pinning = std::make_shared<RecordingPinning>();
+  HostDevice host(1 << 20, 1);
+  auto before = host.allocate(4096);  // made before: never pinned
+  host.set_pinning(pinning);
+  auto m = host.allocate(8192);
+  ASSERT_TRUE(m && before);
+  EXPECT_EQ(pinning->made, 1);
+  EXPECT_EQ(pinning->pins[m->host()], 1);
+  std::shared_ptr<Memory> holder = m;
+  m.reset();
+  EXPECT_EQ(pinning->pins.begin()->second, 1) << "unpinned while a holder remains";
+  holder.reset();
+  EXPECT_TRUE(pinning->balanced());
+  before.reset();
+  EXPECT_EQ(pinning->made, 1);
 }
 
 }  // namespace
