@@ -41,6 +41,10 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
     config.sim_completion = GetParam().completion;
     config.device_kind = GetParam().kind;
     if (config.device_kind == DeviceKind::kCuda) {
+#if defined(RIG_TSAN)
+      GTEST_SKIP() << "skipped: the CUDA tests run in the normal build only (ThreadSanitizer sees neither "
+                      "the driver's threads nor DMA)";
+#endif
       std::string why;
       const std::uint32_t gpus = gpu_count(why);
       if (gpus == 0) GTEST_SKIP() << "skipped: no GPU (" << why << ")";
