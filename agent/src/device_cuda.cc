@@ -184,7 +184,10 @@ CUevent CudaDevice::take_event(std::string& why) {
 Completion CudaDevice::finish(std::uint64_t value) {
   // Always later: a failure here is reported by the next poll(), which fails the job.
   std::string why;
-  if (!usable(why)) return Completion::kLater;
+  if (!usable(why)) {
+    fault_ = why;  // the value never completes: the next poll() fails the job, saying why
+    return Completion::kLater;
+  }
   CUevent e = take_event(why);
   if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
     if (e != nullptr) spare_events_.push_back(e);
@@ -197,7 +200,10 @@ Completion CudaDevice::finish(std::uint64_t value) {
 
 bool CudaDevice::idle() const {
   std::string why;
-  if (!usable(why)) return false;  // poll() reports the failure
+  if (!usable(why)) {
+    fault_ = why;  // poll() reports the failure, which fails the job
+    return false;
+  }
   const CUresult rc = driver_.cuEventQuery(tail_);
   if (rc == CUDA_SUCCESS) return true;
   if (rc != CUDA_ERROR_NOT_READY && !check("cuEventQuery", rc, why)) fault_ = why;
