@@ -4,10 +4,23 @@
 
 #include "device_host.h"
 #include "device_sim.h"
+#include "gpu_devices.h"
 
 namespace rig::agent {
 
 std::vector<std::unique_ptr<Device>> open_devices(const AgentConfig& config) {
+  if (config.device_kind == DeviceKind::kCuda) {
+    // The host reaches every device's memory as far as the host is concerned; each GPU's
+    // account says whether it reaches the host's (the larger id's account decides).
+    std::string why;
+    const std::uint32_t gpus = gpu_count(why);
+    std::vector<std::unique_ptr<Device>> devices;
+    auto host = std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1));
+    host->set_pinning(host_pinning(config));  // host objects pinned: host<->GPU copies go by DMA
+    devices.push_back(std::move(host));
+    open_gpus(config, devices);
+    return devices;
+  }
   const std::uint32_t n = std::min(config.devices, wire::kMaxDevices - 1);
   const std::uint64_t all = n >= 63 ? ~0ull : ((2ull << n) - 1);
   // Simulated devices share host RAM: each reaches every other, unless one is told to act as a

@@ -1,5 +1,6 @@
 // The devices this agent opens for a job, and the accounts it announces for them in the
-// welcome: id 0 the machine's host, then the simulated devices 1..N.
+// welcome: id 0 the machine's host, then the simulated devices 1..N or the GPUs (in the
+// driver's order).
 #pragma once
 
 #include <memory>

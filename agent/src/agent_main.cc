@@ -1,4 +1,4 @@
-// rig-agent: opens this machine's host and simulated devices for jobs that connect.
+// rig-agent: opens this machine's host and its GPUs or simulated devices for jobs that connect.
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "rig/engine/tcp.h"
 #include "rig/wire/messages.h"
 #include "rig/wire/version.h"
+#include "gpu_devices.h"
 #include "server.h"
 
 namespace {
@@ -35,6 +36,7 @@ struct Options {
   std::string backend = "auto";
   std::string log_level = "info";
   std::string sim_completion = "now";
+  std::string device_kind = "sim";
   std::uint64_t max_jobs = 0;
   std::int64_t send_zc_bytes = -1;
 };
@@ -58,10 +60,16 @@ void define_options(CLI::App& app, Options& o) {
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
       ->capture_default_str()
       ->check(CLI::Range(0, 63));
+  app.add_option("--device-kind", o.device_kind,
+                 "the devices besides the host: sim (--devices simulated ones), cuda (the machine's "
+                 "GPUs, in the driver's order; refuses to start without one, saying why) or auto "
+                 "(the GPUs where the driver finds one, else simulated devices, logging why)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
   app.add_option("--isolated", o.config.isolated,
                  "a simulated device that reaches no other device's memory (0: none)")
       ->capture_default_str();
-  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each simulated device")
+  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each device besides the host (a GPU: at most its free memory at the job's start)")
       ->capture_default_str();
   app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host")
       ->capture_default_str();
@@ -132,6 +140,8 @@ void define_options(CLI::App& app, Options& o) {
 void apply(Options& o) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("rig-agent"));
   spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (o.device_kind == "cuda") o.config.device_kind = rig::agent::DeviceKind::kCuda;
+  if (o.device_kind == "auto") o.config.device_kind = rig::agent::DeviceKind::kAuto;
   if (o.sim_completion == "later") o.config.sim_completion = rig::agent::SimCompletion::kLater;
   if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
   if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
@@ -154,6 +164,7 @@ int main(int argc, char** argv) {
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
     const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
     config.secrets = rig::agent::load_secrets(config);
+    rig::agent::choose_device_kind(config);
     if (!config.authenticates() && !std::ranges::all_of(addresses, rig::engine::is_loopback)) {
       throw std::runtime_error("refusing to listen on " + ep.host +
                                " without a secret: anyone who reaches the port could run code here "
@@ -173,6 +184,9 @@ int main(int argc, char** argv) {
                  o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
                  o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
     // The one line a launcher reads to learn the port.
+    spdlog::info("devices: {}", config.device_kind == rig::agent::DeviceKind::kCuda
+                                    ? std::string("the host and its GPUs")
+                                    : "the host and " + std::to_string(config.devices) + " simulated devices");
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
     if (std::string why; !rig::agent::notify_service_manager(
             "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +

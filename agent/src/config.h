@@ -16,9 +16,15 @@ namespace rig::agent {
 // from the executor's next poll, as an asynchronous device (a GPU's stream) does.
 enum class SimCompletion { kNow, kLater };
 
+// Which devices besides the host the agent opens: simulated ones, the machine's GPUs (CUDA),
+// or the GPUs where the driver finds one and simulated devices otherwise. Settled at start
+// (choose_device_kind): kAuto never reaches a job.
+enum class DeviceKind { kSim, kCuda, kAuto };
+
 struct AgentConfig {
+  DeviceKind device_kind = DeviceKind::kSim;
   std::uint32_t devices = 2;                       // simulated devices besides the host
-  std::uint64_t device_budget = 1ull << 30;        // bytes a job may hold on each
+  std::uint64_t device_budget = 1ull << 30;        // bytes a job may hold on each (a GPU: at most its free memory)
   std::uint64_t host_budget = 1ull << 30;
   std::uint64_t instruction_budget = 1ull << 32;   // per launch of a words part
   std::uint32_t isolated = 0;                      // >0: this simulated device reaches no other

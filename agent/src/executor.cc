@@ -216,6 +216,12 @@ void Executor::clear() {
   // In-flight device work may still use the memory and staging that pending handovers hold.
   for (const auto& d : devices_) d->quiesce();
   for (Lane& l : lanes_) {
+    // Their staging goes back to the pool, which unpins what it frees.
+    for (auto* handovers : {&l.queue, &l.running}) {
+      for (PendingHandover& ho : *handovers) {
+        for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
+      }
+    }
     l.queue.clear();
     l.running.clear();
     l.pending_cost = 0;

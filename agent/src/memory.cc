@@ -33,13 +33,16 @@ void release(std::byte* p) {
 }  // namespace
 
 std::shared_ptr<RamMemory> RamMemory::allocate(std::uint32_t device, std::uint64_t bytes,
-                                               std::shared_ptr<Budget> budget) {
+                                               std::shared_ptr<Budget> budget,
+                                               std::shared_ptr<HostPinning> pinning) {
   if (bytes > budget->left) return nullptr;
   std::byte* data = zalloc(bytes);
   if (data == nullptr) return nullptr;
   budget->left -= bytes;  // given back by the destructor
   try {
-    return std::make_shared<RamMemory>(device, bytes, data, budget);
+    auto memory = std::make_shared<RamMemory>(device, bytes, data, budget, pinning);
+    if (pinning) pinning->pin(data, bytes);
+    return memory;
   } catch (const std::bad_alloc&) {
     release(data);
     budget->left += bytes;
@@ -48,6 +51,7 @@ std::shared_ptr<RamMemory> RamMemory::allocate(std::uint32_t device, std::uint64
 }
 
 RamMemory::~RamMemory() {
+  if (pinning_) pinning_->unpin(host());
   release(host());
   budget_->left += bytes();
 }

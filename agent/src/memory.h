@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "host_pinning.h"
+
 namespace rig::agent {
 
 // What a job may still allocate on one device; given back as its memory is freed. Touched only
@@ -43,15 +45,19 @@ class Memory {
 // device: what the machine's host and simulated devices allocate.
 class RamMemory final : public Memory {
  public:
-  // nullptr when `bytes` is past what the budget has left or RAM runs out.
+  // nullptr when `bytes` is past what the budget has left or RAM runs out. `pinning`: pins the
+  // memory while it lives (the host's objects while the job has GPUs), else null.
   static std::shared_ptr<RamMemory> allocate(std::uint32_t device, std::uint64_t bytes,
-                                             std::shared_ptr<Budget> budget);
-  RamMemory(std::uint32_t device, std::uint64_t bytes, std::byte* data, std::shared_ptr<Budget> budget)
-      : Memory(device, bytes, data), budget_(std::move(budget)) {}
+                                             std::shared_ptr<Budget> budget,
+                                             std::shared_ptr<HostPinning> pinning = nullptr);
+  RamMemory(std::uint32_t device, std::uint64_t bytes, std::byte* data, std::shared_ptr<Budget> budget,
+            std::shared_ptr<HostPinning> pinning)
+      : Memory(device, bytes, data), budget_(std::move(budget)), pinning_(std::move(pinning)) {}
   ~RamMemory() override;
 
  private:
   std::shared_ptr<Budget> budget_;
+  std::shared_ptr<HostPinning> pinning_;
 };
 
 }  // namespace rig::agent

@@ -19,7 +19,7 @@ RamDevice::RamDevice(const wire::Account& account, Completion completion)
     : Device(account), budget_(std::make_shared<Budget>(Budget{account.budget})), completion_(completion) {}
 
 std::shared_ptr<Memory> RamDevice::allocate(std::uint64_t bytes) {
-  return RamMemory::allocate(id(), bytes, budget_);
+  return RamMemory::allocate(id(), bytes, budget_, pinning_);
 }
 
 std::shared_ptr<Memory> RamDevice::map_peer(const std::shared_ptr<Memory>& memory) {

@@ -19,6 +19,8 @@ class RamDevice : public Device {
   std::shared_ptr<Memory> allocate(std::uint64_t bytes) override;
   std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) override;
   std::uint64_t budget_left() const override { return budget_->left; }
+  // Pins every allocation made from now on while it lives (the host's, while the job has GPUs).
+  void set_pinning(std::shared_ptr<HostPinning> pinning) { pinning_ = std::move(pinning); }
 
   bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
   bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
@@ -34,6 +36,7 @@ class RamDevice : public Device {
   std::byte* reach(const Place& p, std::string& why) const;
 
   std::shared_ptr<Budget> budget_;
+  std::shared_ptr<HostPinning> pinning_;
   Completion completion_;
   std::vector<std::uint64_t> finished_;  // kLater: values finished, not yet polled
 };

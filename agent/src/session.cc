@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "accounts.h"
+#include "gpu_devices.h"
 #include "handshake.h"
 #include "rig/wire/codec.h"
 
@@ -19,7 +20,7 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       connection(std::move(socket), counters),
       reader(connection.socket(), counters),
       stripes(config.backend, counters, config.silence_ms),
-      staging(config.max_staged_bytes),
+      staging(config.max_staged_bytes, host_pinning(config)),
       objects(devices, config.max_objects),
       outbox(connection, stripes),
       incoming(reader, stripes, staging, counters, config.silence_ms),
@@ -77,6 +78,16 @@ bool Session::run() {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
     return job_->outbox.flush() ? 0 : -EPIPE;
   });
+  // GPUs complete work while the session waits for the client: poll them every millisecond of
+  // a wait, so a value is reported without a message from the client. The watch replaces the
+  // socket's silence bound, which it keeps here.
+  if (config_.device_kind == DeviceKind::kCuda) {
+    job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
+      if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
+      if (!job_->executor.poll(fault_)) return -ECANCELED;
+      return job_->outbox.flush() ? 0 : -EPIPE;
+    });
+  }
   bool closed = false;
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
@@ -190,6 +201,7 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
       !job_->incoming.receive(ho, job_->executor.runs_at_once(ho.waits), why)) {
+    for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
     return false;
   }
   job_->executor.accept(std::move(ho));

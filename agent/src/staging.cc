@@ -21,14 +21,24 @@ std::unique_ptr<std::byte[]> StagingPool::take(std::uint64_t bytes, std::uint64_
   }
   capacity = bytes;
   auto buffer = std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[bytes]);
-  if (buffer) in_use_ += bytes;
+  if (!buffer) return buffer;
+  in_use_ += bytes;
+  if (pinning_) pinning_->pin(buffer.get(), bytes);
   return buffer;
+}
+
+StagingPool::~StagingPool() {
+  if (!pinning_) return;
+  for (auto& spare : spare_) pinning_->unpin(spare.first.get());
 }
 
 void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) {
   if (!buffer) return;
   in_use_ -= std::min(in_use_, capacity);  // what take counted
-  if (spare_bytes_ + capacity > kSpareBytes) return;  // freed
+  if (spare_bytes_ + capacity > kSpareBytes) {
+    if (pinning_) pinning_->unpin(buffer.get());
+    return;  // freed
+  }
   spare_bytes_ += capacity;
   spare_.emplace_back(std::move(buffer), capacity);
 }

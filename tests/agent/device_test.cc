@@ -1,7 +1,8 @@
 // The Device conformance suite: what the executor relies on from every device backend (memory
 // and its budget, copies in, out, within and between devices with strided rows, peer mappings,
 // facts, completion of values), run against each backend the agent has: the machine's host,
-// the simulated devices, and the simulated devices that report completion later.
+// the simulated devices, the simulated devices that report completion later, and the machine's
+// GPUs (CUDA) where it has them: there they skip, saying why not ("skipped: no GPU (...)").
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include "accounts.h"
 #include "config.h"
 #include "device.h"
+#include "gpu_devices.h"
 #include "random_bytes.h"
 
 namespace rig::agent {
@@ -23,6 +25,8 @@ struct Backend {
   const char* name;
   SimCompletion completion;
   std::uint32_t under_test;  // which device of the set the suite drives
+  std::uint32_t other;       // another device of the same agent, for copies and mappings between them
+  DeviceKind kind = DeviceKind::kSim;
 };
 
 constexpr std::uint64_t kBudget = 1 << 20;
@@ -35,12 +39,24 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
     config.device_budget = kBudget;
     config.host_budget = kBudget;
     config.sim_completion = GetParam().completion;
+    config.device_kind = GetParam().kind;
+    if (config.device_kind == DeviceKind::kCuda) {
+#if defined(RIG_TSAN)
+      GTEST_SKIP() << "skipped: the CUDA tests run in the normal build only (ThreadSanitizer sees neither "
+                      "the driver's threads nor DMA)";
+#endif
+      std::string why;
+      const std::uint32_t gpus = gpu_count(why);
+      if (gpus == 0) GTEST_SKIP() << "skipped: no GPU (" << why << ")";
+      if (gpus < GetParam().other) GTEST_SKIP() << "skipped: one GPU (the test copies between two)";
+    }
     devices_ = open_devices(config);
     ASSERT_LT(GetParam().under_test, devices_.size());
+    ASSERT_LT(GetParam().other, devices_.size());
   }
   Device& dut() { return *devices_[GetParam().under_test]; }
   // Another device of the same agent (for copies and mappings between devices).
-  Device& other() { return *devices_[GetParam().under_test == 1 ? 2 : 1]; }
+  Device& other() { return *devices_[GetParam().other]; }
 
   // Closes `value` on d and waits (polling, bounded) until d reports it done; false if it never does.
   static bool finish(Device& d, std::uint64_t value) {
@@ -174,8 +190,9 @@ TEST_P(DeviceConformance, EveryValueFinishedIsReportedOnceAndInOrder) {
   ASSERT_TRUE(m);
   std::vector<std::uint64_t> reported;
   std::string why;
+  std::vector<std::vector<std::byte>> sources;  // read by the copies until their values are done
   for (std::uint64_t v : {3u, 7u, 8u, 20u}) {
-    const auto packed = test::random_bytes(4096, v);
+    const auto& packed = sources.emplace_back(test::random_bytes(4096, v));
     ASSERT_TRUE(dut().copy_in({m.get(), 0, 4096}, packed.data(), {1, 4096}, why)) << why;
     if (dut().finish(v) == Completion::kDone) reported.push_back(v);
   }
@@ -201,9 +218,13 @@ TEST_P(DeviceConformance, AHostAddressableMemoryShowsTheBytesTheDevicesCopiesWro
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeviceConformance,
-                         ::testing::Values(Backend{"host", SimCompletion::kNow, 0},
-                                           Backend{"sim", SimCompletion::kNow, 1},
-                                           Backend{"sim_later", SimCompletion::kLater, 1}),
+                         ::testing::Values(Backend{"host", SimCompletion::kNow, 0, 1},
+                                           Backend{"sim", SimCompletion::kNow, 1, 2},
+                                           Backend{"sim_later", SimCompletion::kLater, 1, 2},
+                                           // A GPU, with the host's RAM as the other device's
+                                           // memory; then a GPU and a second one (peers).
+                                           Backend{"cuda", SimCompletion::kNow, 1, 0, DeviceKind::kCuda},
+                                           Backend{"cuda_pair", SimCompletion::kNow, 1, 2, DeviceKind::kCuda}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

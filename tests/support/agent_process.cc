@@ -20,7 +20,11 @@ extern char** environ;
 
 namespace rig::test {
 
-std::string agent_path() { return RIG_AGENT_PATH; }
+// RIG_AGENT: a rig-agent elsewhere than the build's (scripts/gpu-check runs a bundle of binaries).
+std::string agent_path() {
+  const char* bundled = std::getenv("RIG_AGENT");
+  return bundled != nullptr && *bundled != '\0' ? bundled : RIG_AGENT_PATH;
+}
 
 namespace {
 
@@ -56,6 +60,12 @@ AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector
   }
   // RIG_TEST_AGENT_ARGS: options every test's agent gets (the suite run again against another
   // configuration of the agent's devices, such as --sim-completion later).
+  // RIG_TEST_DEVICES=cuda: the agent's devices are the machine's GPUs (the proxy suite on a GPU
+  // host, scripts/gpu-check); tests that name simulated devices (--devices, --isolated) then
+  // get the GPUs the machine has.
+  if (const char* kind = std::getenv("RIG_TEST_DEVICES"); kind != nullptr && *kind != '\0') {
+    argv_s.insert(argv_s.end(), {"--device-kind", kind});
+  }
   if (const char* extra = std::getenv("RIG_TEST_AGENT_ARGS")) {
     std::istringstream words(extra);
     for (std::string w; words >> w;) argv_s.push_back(w);

@@ -1,0 +1,129 @@
+#include "cuda_gpus.h"
+
+#include <algorithm>
+
+namespace rig::agent {
+
+bool cuda_error_is_sticky(CUresult rc) {
+  switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_UNKNOWN:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const CudaGpus* CudaGpus::probe(std::string& why) {
+  static std::once_flag once;
+  static const CudaGpus* gpus = nullptr;
+  static std::string reason;
+  std::call_once(once, [] {
+    const CudaDriver* driver = CudaDriver::load(reason);
+    if (driver == nullptr) return;
+    auto* g = new CudaGpus(*driver);
+    if (!g->read_facts(reason)) {
+      delete g;
+      return;
+    }
+    gpus = g;
+  });
+  if (gpus == nullptr) why = reason;
+  return gpus;
+}
+
+bool CudaGpus::read_facts(std::string& why) {
+  const CudaDriver& d = *driver_;
+  int count = 0;
+  if (const CUresult rc = d.cuDeviceGetCount(&count); rc != CUDA_SUCCESS) {
+    why = "no usable GPU: " + d.error("cuDeviceGetCount", rc);
+    return false;
+  }
+  if (count == 0) {
+    why = "no GPU: the CUDA driver sees none (CUDA_VISIBLE_DEVICES may hide them)";
+    return false;
+  }
+  count = std::min(count, static_cast<int>(wire::kMaxDevices) - 1);  // id 0 is the host
+  for (int i = 0; i < count; ++i) {
+    Gpu g;
+    g.ordinal = i;
+    char name[256] = {};
+    int major = 0, minor = 0, l2 = 0;
+    CUresult rc = d.cuDeviceGet(&g.device, i);
+    if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetName(name, sizeof name - 1, g.device);
+    if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, g.device);
+    if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g.device);
+    if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g.device);
+    if (rc != CUDA_SUCCESS) {
+      why = "GPU " + std::to_string(i) + ": " + d.error("reading its attributes", rc);
+      return false;
+    }
+    g.name = name;
+    g.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    g.cache_bytes = static_cast<std::uint64_t>(l2);
+    g.peers = 1ull << i;
+    gpus_.push_back(std::move(g));
+  }
+  for (Gpu& g : gpus_) {
+    for (const Gpu& peer : gpus_) {
+      int can = 0;
+      if (peer.ordinal != g.ordinal && d.cuDeviceCanAccessPeer(&can, g.device, peer.device) == CUDA_SUCCESS && can)
+        g.peers |= 1ull << peer.ordinal;
+    }
+  }
+  states_ = std::make_unique<State[]>(gpus_.size());
+  return true;
+}
+
+CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(ordinal) {
+  State& s = gpus_.states_[ordinal];
+  std::lock_guard lock(s.mutex);
+  // Lost and held by no job: its primary context was released by the last one, so the GPU is
+  // opened afresh.
+  if (s.holds == 0 && s.lost.load(std::memory_order_relaxed)) {
+    s.lost.store(false, std::memory_order_release);
+    s.lost_why.clear();
+  }
+  const CUresult rc = gpus_.driver().cuDevicePrimaryCtxRetain(&context_, gpus_.gpus_[ordinal].device);
+  if (rc != CUDA_SUCCESS) {
+    context_ = nullptr;
+    s.lost_why = gpus_.driver().error("cuDevicePrimaryCtxRetain", rc);
+    s.lost.store(true, std::memory_order_release);
+  }
+  ++s.holds;
+}
+
+CudaGpus::Hold::~Hold() {
+  State& s = gpus_.states_[ordinal_];
+  std::lock_guard lock(s.mutex);
+  if (context_ != nullptr) gpus_.driver().cuDevicePrimaryCtxRelease(gpus_.gpus_[ordinal_].device);
+  --s.holds;
+}
+
+bool CudaGpus::Hold::lost(std::string& why) const {
+  State& s = gpus_.states_[ordinal_];
+  if (!s.lost.load(std::memory_order_acquire)) return false;  // pairs with lose()'s release
+  std::lock_guard lock(s.mutex);
+  why = "GPU " + std::to_string(ordinal_) + " (" + gpus_.gpus_[ordinal_].name + ") is lost: " + s.lost_why;
+  return true;
+}
+
+void CudaGpus::Hold::lose(const std::string& why) const {
+  State& s = gpus_.states_[ordinal_];
+  std::lock_guard lock(s.mutex);
+  if (s.lost.load(std::memory_order_relaxed)) return;  // the first reason stays
+  s.lost_why = why;
+  s.lost.store(true, std::memory_order_release);  // pairs with lost()'s acquire
+}
+
+}  // namespace rig::agent

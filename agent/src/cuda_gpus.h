@@ -1,0 +1,82 @@
+// The machine's GPUs as this agent sees them (in the driver's order, so CUDA_VISIBLE_DEVICES
+// applies): probed once, with the facts every job's account of them repeats, and the state
+// that all jobs using one GPU share: whether a sticky error lost it. A lost GPU fails every job
+// that uses it and is opened afresh (a new primary context) only once no job holds it.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "rig/wire/messages.h"
+
+namespace rig::agent {
+
+class CudaGpus {
+ public:
+  struct Gpu {
+    int ordinal = 0;
+    CUdevice device = 0;
+    std::string name;
+    std::string arch;              // "sm_90" from the compute capability
+    std::uint64_t cache_bytes = 0;  // the L2 cache
+    std::uint64_t peers = 0;       // bit j: this GPU can access GPU j's memory (the driver's answer)
+  };
+
+  // The process's GPUs, probed once; nullptr (with why, the same every call) when there is no
+  // driver or no GPU.
+  static const CudaGpus* probe(std::string& why);
+
+  const CudaDriver& driver() const { return *driver_; }
+  const std::vector<Gpu>& gpus() const { return gpus_; }
+
+  // One job's hold on a GPU: its primary context, retained while the hold lives.
+  class Hold {
+   public:
+    Hold(const CudaGpus& gpus, int ordinal);
+    ~Hold();
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    // The context (nullptr when it could not be had: why() says why).
+    CUcontext context() const { return context_; }
+    const CudaDriver& driver() const { return gpus_.driver(); }
+    const Gpu& gpu() const { return gpus_.gpus_[ordinal_]; }
+    // Whether the GPU is lost (a sticky error in any job using it), with the reason.
+    bool lost(std::string& why) const;
+    // A sticky error: every job using the GPU fails from now on.
+    void lose(const std::string& why) const;
+
+   private:
+    const CudaGpus& gpus_;
+    int ordinal_;
+    CUcontext context_ = nullptr;
+  };
+
+ private:
+  explicit CudaGpus(const CudaDriver& driver) : driver_(&driver) {}
+  bool read_facts(std::string& why);
+  // Shared by every job's hold on one GPU.
+  struct State {
+    std::mutex mutex;
+    std::uint32_t holds = 0;      // guarded by mutex
+    std::string lost_why;         // guarded by mutex
+    // Set by lose() (release) and read by every call of every job (acquire): the pair that lets
+    // a job see another job's sticky error without the mutex.
+    std::atomic<bool> lost{false};
+  };
+
+  const CudaDriver* driver_;
+  std::vector<Gpu> gpus_;
+  std::unique_ptr<State[]> states_;
+};
+
+// Whether a failed call's result is sticky: the context is unusable for the process's life.
+bool cuda_error_is_sticky(CUresult rc);
+
+}  // namespace rig::agent

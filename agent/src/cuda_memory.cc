@@ -1,0 +1,33 @@
+#include "cuda_memory.h"
+
+#include <new>
+
+namespace rig::agent {
+
+std::shared_ptr<CudaMemory> CudaMemory::allocate(std::shared_ptr<CudaGpus::Hold> gpu, std::uint32_t device,
+                                                 std::uint64_t bytes, std::shared_ptr<Budget> budget, CUresult& rc) {
+  rc = CUDA_SUCCESS;
+  if (bytes > budget->left || gpu->context() == nullptr) return nullptr;
+  const CudaDriver& d = gpu->driver();
+  CUdeviceptr address = 0;
+  rc = d.cuCtxSetCurrent(gpu->context());
+  if (rc == CUDA_SUCCESS) rc = d.cuMemAlloc(&address, bytes);
+  if (rc != CUDA_SUCCESS) return nullptr;
+  budget->left -= bytes;  // given back by the destructor
+  try {
+    return std::make_shared<CudaMemory>(gpu, device, bytes, address, budget);
+  } catch (const std::bad_alloc&) {
+    d.cuMemFree(address);
+    budget->left += bytes;
+    return nullptr;
+  }
+}
+
+CudaMemory::~CudaMemory() {
+  const CudaDriver& d = gpu_->driver();
+  // A lost GPU's context refuses this too; its memory goes with the context.
+  if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) d.cuMemFree(address_);
+  budget_->left += bytes();
+}
+
+}  // namespace rig::agent

@@ -1,0 +1,36 @@
+// Memory of one GPU (cuMemAlloc), as a job holds it: charged to the job's budget there, zeroed
+// by the device's stream before any copy it issues, and freed (cuMemFree, which waits for work
+// that still uses it) when the last holder lets go. Only the GPU's copies reach it: host() is
+// nullptr.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+
+#include "cuda_gpus.h"
+#include "memory.h"
+
+namespace rig::agent {
+
+class CudaMemory final : public Memory {
+ public:
+  // nullptr when `bytes` is past what the budget has left, or the GPU has no room
+  // (CUDA_ERROR_OUT_OF_MEMORY) or refused (rc says which).
+  static std::shared_ptr<CudaMemory> allocate(std::shared_ptr<CudaGpus::Hold> gpu, std::uint32_t device,
+                                              std::uint64_t bytes, std::shared_ptr<Budget> budget, CUresult& rc);
+  CudaMemory(std::shared_ptr<CudaGpus::Hold> gpu, std::uint32_t device, std::uint64_t bytes, CUdeviceptr address,
+             std::shared_ptr<Budget> budget)
+      : Memory(device, bytes, nullptr), gpu_(std::move(gpu)), address_(address), budget_(std::move(budget)) {}
+  ~CudaMemory() override;
+
+  // The allocation's address in the process's unified address space.
+  CUdeviceptr address() const { return address_; }
+
+ private:
+  std::shared_ptr<CudaGpus::Hold> gpu_;  // keeps the context the allocation lives in
+  CUdeviceptr address_;
+  std::shared_ptr<Budget> budget_;
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,33 @@
+// Pins host memory for every GPU's DMA (cuMemHostRegister, portable to all contexts): what a
+// job's staging pool and the host's objects use while the job has GPUs, so received bytes go to
+// a GPU, packed bytes come back, and host<->GPU copies run by DMA rather than through the
+// driver's pageable staging. Written against the
+// driver API; not yet run on a GPU.
+#pragma once
+
+#include <memory>
+#include <unordered_set>
+
+#include "cuda_gpus.h"
+#include "host_pinning.h"
+
+namespace rig::agent {
+
+class CudaPinning final : public HostPinning {
+ public:
+  // Registers in the first GPU's primary context (held while this lives); portable, so every
+  // GPU's copies see the buffers pinned.
+  static constexpr std::uint64_t kMinBytes = 64 << 10;
+  explicit CudaPinning(const CudaGpus& gpus) : gpu_(std::make_shared<CudaGpus::Hold>(gpus, 0)) {}
+  ~CudaPinning() override;
+
+  // Pins `bytes` from p unless fewer than kMinBytes.
+  void pin(std::byte* p, std::uint64_t bytes) override;
+  void unpin(std::byte* p) override;
+
+ private:
+  std::shared_ptr<CudaGpus::Hold> gpu_;
+  std::unordered_set<std::byte*> pinned_;  // touched only by the job's session thread
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,234 @@
+#include "device_cuda.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "cuda_memory.h"
+
+namespace rig::agent {
+namespace {
+
+// The widest pitch a 2D copy takes (CUDA_MEMCPY2D's pitches are checked against the device's
+// maximum pitch, 2^31 - 1 bytes or more on every GPU of CUDA 12): wider rows go one by one.
+constexpr std::uint64_t kMaxPitch = std::numeric_limits<std::int32_t>::max();
+
+wire::Account facts(const CudaGpus::Gpu& g, std::uint32_t id, std::uint64_t budget, std::uint64_t reaches) {
+  wire::Account a{};
+  a.id = id;
+  a.kind = static_cast<std::uint32_t>(wire::AccountKind::kDevice);
+  a.budget = budget;
+  a.cache_bytes = g.cache_bytes;
+  a.reaches = reaches;
+  wire::set_fixed_string(a.name, g.name);
+  wire::set_fixed_string(a.arch, g.arch);
+  return a;
+}
+
+}  // namespace
+
+std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, std::uint32_t id,
+                                             std::uint64_t cap, std::uint64_t reaches) {
+  auto gpu = std::make_shared<CudaGpus::Hold>(gpus, ordinal);
+  const CudaDriver& d = gpus.driver();
+  std::size_t free = 0, total = 0;
+  std::string why;
+  if (gpu->context() == nullptr || d.cuCtxSetCurrent(gpu->context()) != CUDA_SUCCESS ||
+      d.cuMemGetInfo(&free, &total) != CUDA_SUCCESS) {
+    free = 0;  // a GPU that cannot say has no room for this job
+  }
+  const std::uint64_t budget = std::min<std::uint64_t>(free, cap);
+  auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpu));
+  if (device->usable(why)) {
+    if (device->check("cuStreamCreate", d.cuStreamCreate(&device->stream_, CU_STREAM_NON_BLOCKING), why))
+      device->check("cuEventCreate", d.cuEventCreate(&device->tail_, CU_EVENT_DISABLE_TIMING), why);
+  }
+  if (!why.empty()) device->fault_ = why;
+  return device;
+}
+
+CudaDevice::CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu)
+    : Device(account),
+      driver_(gpu->driver()),
+      gpu_(std::move(gpu)),
+      budget_(std::make_shared<Budget>(Budget{account.budget})) {}
+
+CudaDevice::~CudaDevice() {
+  quiesce();
+  if (gpu_->context() == nullptr || driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
+  for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
+  for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
+  if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
+  if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
+}
+
+bool CudaDevice::usable(std::string& why) const {
+  if (!fault_.empty()) {
+    why = fault_;
+    return false;
+  }
+  if (gpu_->lost(why)) return false;
+  return check("cuCtxSetCurrent", gpu_->context() != nullptr ? driver_.cuCtxSetCurrent(gpu_->context())
+                                                               : CUDA_ERROR_INVALID_CONTEXT, why);
+}
+
+bool CudaDevice::check(const char* call, CUresult rc, std::string& why) const {
+  if (rc == CUDA_SUCCESS) return true;
+  why = driver_.error(call, rc);
+  if (cuda_error_is_sticky(rc)) {
+    gpu_->lose(why);
+    why = "GPU " + std::to_string(gpu_->gpu().ordinal) + " lost: " + why;
+  }
+  return false;
+}
+
+std::shared_ptr<Memory> CudaDevice::allocate(std::uint64_t bytes) {
+  std::string why;
+  if (!usable(why)) return nullptr;
+  CUresult rc = CUDA_SUCCESS;
+  auto memory = CudaMemory::allocate(gpu_, id(), bytes, budget_, rc);
+  if (!memory) return nullptr;  // no room (CUDA_ERROR_OUT_OF_MEMORY) or refused: the page's None
+  // Zeroed, as every device's fresh memory is: ordered before any copy the stream runs later.
+  if (!check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_), why)) {
+    fault_ = why;
+    return nullptr;
+  }
+  return memory;
+}
+
+std::shared_ptr<Memory> CudaDevice::map_peer(const std::shared_ptr<Memory>& memory) {
+  if (memory->host() != nullptr) return memory;  // RAM: the GPU reaches it by DMA
+  const auto* other = dynamic_cast<const CudaMemory*>(memory.get());
+  if (other == nullptr) return nullptr;
+  if (other->device() == id()) return memory;
+  std::string why;
+  if (!usable(why)) return nullptr;
+  // The peer's context (primary, shared by the process) is found by its allocation's address.
+  CUcontext peer = nullptr;
+  if (driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address()) != CUDA_SUCCESS)
+    return nullptr;
+  const CUresult rc = driver_.cuCtxEnablePeerAccess(peer, 0);
+  if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return nullptr;  // refused: None
+  return memory;  // one unified address space: the same address reaches it from here
+}
+
+bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
+  e.pitch = p.pitch;
+  if (p.memory->host() != nullptr) {
+    e.host = true;
+    e.address = reinterpret_cast<std::uintptr_t>(p.memory->host() + p.offset);
+    return true;
+  }
+  const auto* m = dynamic_cast<const CudaMemory*>(p.memory);
+  if (m == nullptr) {
+    why = "memory of device " + std::to_string(p.memory->device()) + " is neither RAM nor a GPU's";
+    return false;
+  }
+  e.address = m->address() + p.offset;
+  return true;
+}
+
+bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string& why) {
+  if (!usable(why)) return false;
+  const bool packed = shape.rows == 1 || (dst.pitch == shape.row_bytes && src.pitch == shape.row_bytes);
+  if (packed || dst.pitch > kMaxPitch || src.pitch > kMaxPitch) {
+    // One copy of the whole run, or row by row where the pitch is past what a 2D copy takes.
+    const std::uint64_t n = packed ? 1 : shape.rows;
+    const std::uint64_t bytes = packed ? shape.rows * shape.row_bytes : shape.row_bytes;
+    for (std::uint64_t r = 0; r < n; ++r) {
+      if (!check("cuMemcpyAsync",
+                 driver_.cuMemcpyAsync(dst.address + r * dst.pitch, src.address + r * src.pitch, bytes, stream_), why))
+        return false;
+    }
+  } else {
+    CUDA_MEMCPY2D m{};
+    m.srcMemoryType = src.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+    m.srcHost = reinterpret_cast<const void*>(src.address);
+    m.srcDevice = src.address;
+    m.srcPitch = src.pitch;
+    m.dstMemoryType = dst.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+    m.dstHost = reinterpret_cast<void*>(dst.address);
+    m.dstDevice = dst.address;
+    m.dstPitch = dst.pitch;
+    m.WidthInBytes = shape.row_bytes;
+    m.Height = shape.rows;
+    if (!check("cuMemcpy2DAsync", driver_.cuMemcpy2DAsync(&m, stream_), why)) return false;
+  }
+  return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why);
+}
+
+bool CudaDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) {
+  End d, s{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes};
+  return end_of(dst, d, why) && issue(d, s, shape, why);
+}
+
+bool CudaDevice::copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) {
+  End d{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes}, s;
+  return end_of(src, s, why) && issue(d, s, shape, why);
+}
+
+bool CudaDevice::copy(const Place& dst, const Place& src, Shape shape, std::string& why) {
+  End d, s;
+  return end_of(dst, d, why) && end_of(src, s, why) && issue(d, s, shape, why);
+}
+
+CUevent CudaDevice::take_event(std::string& why) {
+  if (!spare_events_.empty()) {
+    CUevent e = spare_events_.back();
+    spare_events_.pop_back();
+    return e;
+  }
+  CUevent e = nullptr;
+  return check("cuEventCreate", driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), why) ? e : nullptr;
+}
+
+Completion CudaDevice::finish(std::uint64_t value) {
+  // Always later: a failure here is reported by the next poll(), which fails the job.
+  std::string why;
+  if (!usable(why)) {
+    fault_ = why;  // the value never completes: the next poll() fails the job, saying why
+    return Completion::kLater;
+  }
+  CUevent e = take_event(why);
+  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
+    if (e != nullptr) spare_events_.push_back(e);
+    fault_ = why;
+    return Completion::kLater;
+  }
+  pending_.push_back({value, e});
+  return Completion::kLater;
+}
+
+bool CudaDevice::idle() const {
+  std::string why;
+  if (!usable(why)) {
+    fault_ = why;  // poll() reports the failure, which fails the job
+    return false;
+  }
+  const CUresult rc = driver_.cuEventQuery(tail_);
+  if (rc == CUDA_SUCCESS) return true;
+  if (rc != CUDA_ERROR_NOT_READY && !check("cuEventQuery", rc, why)) fault_ = why;
+  return false;
+}
+
+bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
+  // Nothing issued and nothing wrong: no driver call. A GPU that another job lost is reported
+  // here too, or a handover blocked on idle() would wait for it forever.
+  if (pending_.empty() && fault_.empty() && !gpu_->lost(why)) return true;
+  if (!usable(why)) return false;
+  while (!pending_.empty()) {
+    const CUresult rc = driver_.cuEventQuery(pending_.front().event);
+    if (rc == CUDA_ERROR_NOT_READY) break;
+    if (!check("cuEventQuery", rc, why)) return false;
+    done.push_back(pending_.front().value);
+    spare_events_.push_back(pending_.front().event);
+    pending_.pop_front();
+  }
+  return true;
+}
+
+void CudaDevice::quiesce() {
+  if (stream_ == nullptr || gpu_->context() == nullptr) return;
+  if (driver_.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) driver_.cuStreamSynchronize(stream_);
+}
+
+}  // namespace rig::agent

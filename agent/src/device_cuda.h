@@ -1,0 +1,77 @@
+// One GPU as a job's device (written against the CUDA driver API; not yet run on a GPU). Its
+// copies are issued on a stream of its own as asynchronous copies (2D for strided rows) and a
+// value is done when an event recorded after its work has completed, which poll() learns from
+// the executor's loop with cuEventQuery: nothing here blocks the session's thread but
+// quiesce(). A failed call fails the job with the driver's error name and message; a sticky
+// one loses the GPU for every job that uses it.
+#pragma once
+
+#include <cuda.h>
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_gpus.h"
+#include "device.h"
+
+namespace rig::agent {
+
+class CudaDevice final : public Device {
+ public:
+  // GPU `ordinal` of `gpus` as device `id` for one job: its budget min(free memory now, cap);
+  // `reaches` as the accounts announce it. A GPU that cannot be opened (lost, a stream refused)
+  // still opens, and fails every call of the job that uses it, saying why.
+  static std::unique_ptr<CudaDevice> open(const CudaGpus& gpus, int ordinal, std::uint32_t id,
+                                          std::uint64_t cap, std::uint64_t reaches);
+  ~CudaDevice() override;
+
+  std::shared_ptr<Memory> allocate(std::uint64_t bytes) override;
+  std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) override;
+  std::uint64_t budget_left() const override { return budget_->left; }
+
+  bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
+  bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
+  bool copy(const Place& dst, const Place& src, Shape shape, std::string& why) override;
+
+  Completion finish(std::uint64_t value) override;
+  bool idle() const override;
+  bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
+  void quiesce() override;
+
+ private:
+  CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu);
+  // One side of a copy: a host address (RAM the GPU reaches by DMA) or a unified address of a
+  // GPU's memory, with its pitch.
+  struct End {
+    bool host = false;
+    std::uintptr_t address = 0;
+    std::uint64_t pitch = 0;
+  };
+  bool end_of(const Place& p, End& e, std::string& why) const;
+  // Issues shape's rows from src to dst on the stream and records tail_ after them.
+  bool issue(const End& dst, const End& src, Shape shape, std::string& why);
+  // Makes the GPU's context current on this thread; false (with why) if the GPU is lost or a
+  // failure was seen earlier where it could not be reported.
+  bool usable(std::string& why) const;
+  // False (with the call's error) unless rc is CUDA_SUCCESS; a sticky error loses the GPU.
+  bool check(const char* call, CUresult rc, std::string& why) const;
+  CUevent take_event(std::string& why);
+
+  const CudaDriver& driver_;
+  std::shared_ptr<CudaGpus::Hold> gpu_;
+  std::shared_ptr<Budget> budget_;
+  CUstream stream_ = nullptr;
+  CUevent tail_ = nullptr;  // recorded after every issued copy: idle() queries it
+  struct Pending {
+    std::uint64_t value;
+    CUevent event;  // recorded after the value's work
+  };
+  std::deque<Pending> pending_;
+  std::vector<CUevent> spare_events_;
+  // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
+  mutable std::string fault_;
+};
+
+}  // namespace rig::agent
