@@ -184,9 +184,10 @@ int main(int argc, char** argv) {
                  o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
                  o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
     // The one line a launcher reads to learn the port.
-    spdlog::info("devices: {}", config.device_kind == rig::agent::DeviceKind::kCuda
-                                    ? std::string("the host and its GPUs")
-                                    : "the host and " + std::to_string(config.devices) + " simulated devices");
+    spdlog::info("devices: the host and {}, {} backend",
+                 config.device_kind == rig::agent::DeviceKind::kCuda ? std::string("its GPUs")
+                                                                      : std::to_string(config.devices) + " simulated devices",
+                 rig::engine::backend_name(config.backend));
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
     if (std::string why; !rig::agent::notify_service_manager(
             "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +
