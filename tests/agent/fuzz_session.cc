@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "config.h"
+#include "drain.h"
 #include "gauges.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/auth.h"
@@ -158,6 +159,7 @@ struct Agent {
     listen_fd = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
   }
   agent::AgentConfig config;
+  agent::Drain drain;  // never begun: the fuzzer does not stop the agent
   engine::Secret secret;
   int listen_fd = -1;
   std::uint16_t port = 0;
@@ -235,7 +237,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   gauges.handshakes.store(1, std::memory_order_relaxed);  // this connection's place (the server's take)
   std::thread session([&] {
     agent::Held handshaking(gauges.handshakes);
-    agent::Session(served, agent.config, "fuzzer", gauges, handshaking).run();
+    agent::Session(served, agent.config, "fuzzer", gauges, handshaking, agent.drain).run();
   });
   check(handshake(client, agent), "the agent refused the fuzzer's handshake");
   play(client, data, size);
