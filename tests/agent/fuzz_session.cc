@@ -30,10 +30,14 @@
 #include "rig/wire/auth.h"
 #include "rig/wire/codec.h"
 #include "session.h"
+#include "wire_parts.h"
 
 namespace {
 
 using namespace rig;
+using test::client_side;
+using test::copy_part;
+using test::object;
 
 void check(bool condition, const char* what) {
   if (!condition) {
@@ -58,28 +62,6 @@ struct Stream {
   }
 };
 
-wire::Side client_side() {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-  return s;
-}
-wire::Side object(std::uint64_t id, std::uint64_t offset = 0) {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
-  s.handle = id;
-  s.offset = offset;
-  return s;
-}
-wire::Part copy(wire::Side src, wire::Side dst, std::uint64_t bytes, std::uint64_t rows = 1, std::uint64_t pitch = 0) {
-  wire::Part p{};
-  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-  p.copy.src = src;
-  p.copy.dst = dst;
-  p.copy.rows = rows;
-  p.copy.row_bytes = bytes;
-  p.copy.src_pitch = p.copy.dst_pitch = pitch == 0 ? bytes : pitch;
-  return p;
-}
 Stream& alloc(Stream& s, std::uint64_t id, std::uint32_t device, std::uint64_t bytes) {
   wire::Request r{};
   r.id = id;
@@ -110,9 +92,9 @@ std::vector<Stream> seeds() {
   {  // up to a device and back
     Stream s;
     alloc(s, 1, 1, 4096);
-    handover(s, 1, 1, {copy(client_side(), object(1), 4096)});
+    handover(s, 1, 1, {copy_part(client_side(), object(1), 4096)});
     bytes(s, 1, 0, 1, 4096);
-    handover(s, 1, 2, {copy(object(1), client_side(), 4096)});
+    handover(s, 1, 2, {copy_part(object(1), client_side(), 4096)});
     s.msg(wire::MsgType::kRelease, wire::Release{1, static_cast<std::uint16_t>(wire::ReleaseKind::kObject), 0, 0});
     s.msg(wire::MsgType::kClose, wire::Close{0});
     out.push_back(s);
@@ -121,19 +103,19 @@ std::vector<Stream> seeds() {
     Stream s;
     alloc(s, 1, 1, 8192);
     alloc(s, 2, 2, 8192);
-    handover(s, 1, 1, {copy(client_side(), object(1), 256, 8, 1024)});
+    handover(s, 1, 1, {copy_part(client_side(), object(1), 256, 8, 1024)});
     bytes(s, 1, 0, 1, 256 * 8);
     s.msg(wire::MsgType::kPing, wire::Ping{7});
-    handover(s, 2, 1, {copy(object(1), object(2), 256, 8, 1024)}, {wire::Wait{1, 0, 1}});
-    handover(s, 2, 2, {copy(object(2), client_side(), 2048)});
+    handover(s, 2, 1, {copy_part(object(1), object(2), 256, 8, 1024)}, {wire::Wait{1, 0, 1}});
+    handover(s, 2, 2, {copy_part(object(2), client_side(), 2048)});
     s.msg(wire::MsgType::kClose, wire::Close{0});
     out.push_back(s);
   }
   {  // the host's memory, several parts in one handover
     Stream s;
     alloc(s, 1, 0, 4096);
-    handover(s, 0, 1, {copy(client_side(), object(1), 64), copy(client_side(), object(1, 64), 64),
-                       copy(object(1), client_side(), 128)});
+    handover(s, 0, 1, {copy_part(client_side(), object(1), 64), copy_part(client_side(), object(1, 64), 64),
+                       copy_part(object(1), client_side(), 128)});
     bytes(s, 0, 0, 1, 64);
     bytes(s, 0, 1, 1, 64);
     out.push_back(s);

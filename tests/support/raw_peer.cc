@@ -188,30 +188,6 @@ std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
   return {w.accounts.begin(), w.accounts.end()};
 }
 
-wire::Side client_side() {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kClient);
-  return s;
-}
-
-wire::Side object(std::uint64_t id, std::uint64_t offset) {
-  wire::Side s{};
-  s.kind = static_cast<std::uint8_t>(wire::SideKind::kObject);
-  s.handle = id;
-  s.offset = offset;
-  return s;
-}
-
-wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes) {
-  wire::Part p{};
-  p.kind = static_cast<std::uint16_t>(wire::PartKind::kCopy);
-  p.copy.src = src;
-  p.copy.dst = dst;
-  p.copy.rows = 1;
-  p.copy.row_bytes = p.copy.src_pitch = p.copy.dst_pitch = bytes;
-  return p;
-}
-
 wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device) {
   wire::Request r{};
   r.id = 1;

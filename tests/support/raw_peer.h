@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "wire_parts.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/codec.h"
 
@@ -33,11 +34,6 @@ bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byt
   return write_all(fd, &f, sizeof f) && (tail.empty() || write_all(fd, tail.data(), tail.size()));
 }
 
-// Pieces of a raw client's messages.
-wire::Side client_side();
-wire::Side object(std::uint64_t id, std::uint64_t offset = 0);
-// A copy of `bytes` in one row.
-wire::Part copy_part(wire::Side src, wire::Side dst, std::uint64_t bytes);
 
 // Scripts of a fake agent. Reads frames until a handover and returns its value (0 if none).
 std::uint64_t read_handover(int fd);
