@@ -29,12 +29,22 @@ bool Outbox::queue_frame(std::span<const iovec> iov) {
   return out_.size() < kBatchBytes || flush();
 }
 
-bool Outbox::flush() {
+bool Outbox::flush() { return post() && finish(); }
+
+bool Outbox::post() {
+  if (!finish()) return false;
   if (out_.empty()) return true;
-  const iovec iov{out_.data(), out_.size()};
-  const bool ok = connection_.send({&iov, 1}) == 0;
+  posted_.swap(out_);  // out_ keeps the older buffer's capacity: no allocation per batch
   out_.clear();
-  return ok;
+  const iovec iov{posted_.data(), posted_.size()};
+  posting_ = connection_.post_send({&iov, 1}) == 0;
+  return posting_;
+}
+
+bool Outbox::finish() {
+  if (!posting_) return true;
+  posting_ = false;
+  return connection_.finish_send() == 0;
 }
 
 bool Outbox::answer(std::uint64_t id, const Answer& a) {

@@ -28,13 +28,21 @@ class Outbox final : public Reports {
   static constexpr std::uint64_t kChunkBytes = 4ull << 20;  // bytes of one kBytes message
 
   Outbox(engine::Connection& connection, JobStripes& stripes) : connection_(connection), stripes_(stripes) {}
+  // Ends a posted send (its memory is this object's).
+  ~Outbox() { finish(); }
+  Outbox(const Outbox&) = delete;
+  Outbox& operator=(const Outbox&) = delete;
 
   // Sends a frame now, after whatever is batched.
   bool send_frame(std::span<const iovec> iov);
   // Batches a small frame.
   bool queue_frame(std::span<const iovec> iov);
-  // Sends what is batched.
+  // Sends what is batched, and waits until the kernel took it.
   bool flush();
+  // Before the session's next read: posts what is batched to leave with that read, in the same
+  // call into the kernel (engine::Connection::post_send); the send before it is ended first.
+  // Every other send ends the posted one first (flush, send_frame).
+  bool post();
 
   // The answer to request `id` (0: a prepare, which nobody waits for: nothing is sent).
   bool answer(std::uint64_t id, const Answer& a);
@@ -49,7 +57,12 @@ class Outbox final : public Reports {
  private:
   engine::Connection& connection_;
   JobStripes& stripes_;
-  std::vector<std::byte> out_;  // batched small frames
+  // Ends the posted send, if any: false when it failed.
+  bool finish();
+
+  std::vector<std::byte> out_;     // batched small frames
+  std::vector<std::byte> posted_;  // frames posted to leave with the next read, until finish()
+  bool posting_ = false;
   std::vector<iovec> iov_;      // scratch for sends of strided rows
 };
 

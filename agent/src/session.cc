@@ -74,9 +74,10 @@ bool Session::run() {
   socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<Job>(std::move(socket), config_, counters_);
   // Before every read of the socket: what asynchronous devices completed, then what is batched.
+  // What is batched leaves with the read (one call into the kernel for both, on io_uring).
   job_->reader.set_before_read([this] {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
-    return job_->outbox.flush() ? 0 : -EPIPE;
+    return job_->outbox.post() ? 0 : -EPIPE;
   });
   // GPUs complete work while the session waits for the client: poll them every millisecond of
   // a wait, so a value is reported without a message from the client. The watch replaces the

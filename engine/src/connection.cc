@@ -20,6 +20,25 @@ int Connection::send_staged(std::span<const iovec> head, const StagingPool::Chun
   return counted(rc, iov_bytes(head) + n, 1);
 }
 
+int Connection::post_send(std::span<const iovec> iov) {
+  turn_.take();
+  posted_bytes_ = iov_bytes(iov);
+  if (const int rc = socket_->post_send(iov); rc != 0) {
+    release();
+    return rc;
+  }
+  send_posted_ = true;
+  return 0;
+}
+
+int Connection::finish_send() {
+  if (!send_posted_) return 0;
+  send_posted_ = false;
+  const int rc = counted(socket_->finish_send(), posted_bytes_, 1);
+  release();
+  return rc;
+}
+
 int Connection::counted(int rc, std::size_t bytes, std::size_t messages) {
   if (rc == 0) {
     bump(counters_.bytes_sent, bytes);
@@ -39,16 +58,24 @@ int Connection::send_combined(std::span<const iovec> iov) {
     // before our try_take against a releaser's check of posted_ (see release()).
   } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_seq_cst, std::memory_order_relaxed));
   for (;;) {
-    // acquire: pairs with flush_posted's release store.
-    const std::uint32_t st = me.state.load(std::memory_order_acquire);
-    if (st != kPending) return st == kSent ? 0 : -static_cast<int>(st - kFailed);
+    // acquire: pairs with flush_posted's release exchange.
+    std::uint32_t st = me.state.load(std::memory_order_acquire);
+    if (st >= kSent) return st == kSent ? 0 : -static_cast<int>(st - kFailed);
     if (turn_.try_take()) {
       flush_posted();
       release();
       continue;
     }
-    // A holder will send it (every release drains what was posted); the bound is a backstop.
-    futex_wait(me.state, kPending, 200'000);
+    // A holder will send it (every release drains what was posted). Say that we sleep, so that
+    // the sender wakes us (and only then makes the wake's system call): the CAS and the
+    // sender's exchange are read-modify-writes of one word, so one sees the other. acquire on
+    // failure: it read the sender's result (pairs with its release exchange).
+    if (st == kPending && !me.state.compare_exchange_strong(st, kSleeping, std::memory_order_relaxed,
+                                                            std::memory_order_acquire)) {
+      continue;
+    }
+    // The bound is a backstop.
+    futex_wait(me.state, kSleeping, 200'000);
   }
 }
 
@@ -84,10 +111,11 @@ void Connection::flush_posted() {
   const std::uint32_t st = rc == 0 ? kSent : kFailed + static_cast<std::uint32_t>(-rc);
   for (Posted* p = list; p != nullptr;) {
     Posted* next = p->next;  // read before the store: p may be gone right after it
-    // release: pairs with send_combined's acquire.
-    p->state.store(st, std::memory_order_release);
-    // FUTEX_WAKE touches no memory: harmless if the poster already returned.
-    futex_wake_all(p->state);
+    // release: pairs with send_combined's acquire loads (and its CAS's acquire on failure).
+    // Only a poster that said it sleeps is woken: the poster that sent its own message, or
+    // one still spinning, costs no system call. FUTEX_WAKE touches no memory: harmless if the
+    // poster already returned.
+    if (p->state.exchange(st, std::memory_order_release) == kSleeping) futex_wake_all(p->state);
     p = next;
   }
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "rig/engine/iov_cursor.h"
+#include "rig/engine/syscall_count.h"
 
 namespace rig::engine {
 
@@ -14,6 +15,7 @@ PlainSocket::~PlainSocket() { ::close(fd_); }
 
 int PlainSocket::send_all(std::span<const iovec> iov) {
   return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
+    count_syscall();
     const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     return n < 0 ? -errno : n;
   });
@@ -34,6 +36,7 @@ long send_now(int fd, std::span<const iovec> iov) {
   msg.msg_iov = const_cast<iovec*>(iov.data());
   msg.msg_iovlen = iov.size();
   for (;;) {
+    count_syscall();
     const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     return n < 0 ? (errno == EWOULDBLOCK ? -EAGAIN : -errno) : n;
@@ -44,6 +47,7 @@ long PlainSocket::send_ready(std::span<const iovec> iov) { return send_now(fd_, 
 
 long PlainSocket::recv_some(void* buf, std::size_t n) {
   for (;;) {
+    count_syscall();
     const ssize_t got = ::recv(fd_, buf, n, 0);
     if (got < 0 && errno == EINTR) continue;
     return got < 0 ? timed_out_is(-errno) : got;
@@ -52,6 +56,7 @@ long PlainSocket::recv_some(void* buf, std::size_t n) {
 
 long PlainSocket::recv_ready(void* buf, std::size_t n) {
   for (;;) {
+    count_syscall();
     const ssize_t got = ::recv(fd_, buf, n, MSG_DONTWAIT);
     if (got < 0 && errno == EINTR) continue;
     return got < 0 ? (errno == EWOULDBLOCK ? -EAGAIN : -errno) : got;
@@ -62,6 +67,7 @@ int PlainSocket::recv_all(std::span<const iovec> iov) {
   // Each call waits at most the silence bound for its first byte and returns what came by then
   // (MSG_WAITALL ends early at the bound): the next call's wait starts anew.
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
+    count_syscall();
     const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);
     return n < 0 ? timed_out_is(-errno) : n;
   });
@@ -70,6 +76,7 @@ int PlainSocket::recv_all(std::span<const iovec> iov) {
 int poll_readable(int fd, int timeout_ms) {
   for (;;) {
     pollfd pfd{fd, POLLIN, 0};
+    count_syscall();
     const int rc = ::poll(&pfd, 1, timeout_ms);
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return -errno;

@@ -23,6 +23,17 @@ void Socket::set_silence_ms(int ms) {
 
 int Socket::register_send_buffers(std::span<const iovec>) { return -EOPNOTSUPP; }
 
+int Socket::post_send(std::span<const iovec> iov) {
+  posted_rc_ = send_all(iov);
+  return 0;
+}
+
+int Socket::finish_send() {
+  const int rc = posted_rc_;
+  posted_rc_ = 0;
+  return rc;
+}
+
 int Socket::send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned) {
   constexpr std::size_t kMaxHead = 4;
   if (head.size() > kMaxHead) return -EINVAL;

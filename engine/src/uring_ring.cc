@@ -1,5 +1,7 @@
 #include "uring_ring.h"
 
+#include "rig/engine/syscall_count.h"
+
 #if defined(RIG_TSAN)
 #include <sanitizer/tsan_interface.h>
 #endif
@@ -50,12 +52,42 @@ Ring::~Ring() {
 }
 
 int Ring::submit() {
-  const int rc = io_uring_submit_and_wait(&ring_, 1);
+  unsigned wait_nr = 1;
+  if (posted_ == Posted::kQueued) {
+    posted_ = Posted::kInFlight;
+    wait_nr = 2;
+  }
+  count_syscall();  // io_uring_enter, which also waits for the first completions
+  const int rc = io_uring_submit_and_wait(&ring_, wait_nr);
   return rc < 0 && rc != -EINTR ? rc : 0;
 }
 
+int Ring::finish_posted() {
+  if (posted_ == Posted::kNone) return 0;
+  if (posted_ == Posted::kQueued) {
+    count_syscall();
+    posted_ = Posted::kInFlight;
+    if (const int rc = io_uring_submit_and_wait(&ring_, 1); rc < 0 && rc != -EINTR) return rc;
+  }
+  // Nothing of a caller's own is in flight here (each run*() reaps its own before it returns),
+  // so the only completion to come is the posted one.
+  while (posted_ == Posted::kInFlight) {
+    io_uring_cqe* cqe = nullptr;
+    if (const int w = wait(cqe); w < 0) return w;
+    if (io_uring_cqe_get_data64(cqe) == kPosted) {
+      posted_result_ = cqe->res;
+      posted_ = Posted::kDone;
+    }
+    io_uring_cqe_seen(&ring_, cqe);
+  }
+  posted_ = Posted::kNone;
+  return posted_result_;
+}
+
 int Ring::wait(io_uring_cqe*& cqe) {
+  if (io_uring_peek_cqe(&ring_, &cqe) == 0) return 0;  // ready: no call into the kernel
   for (;;) {
+    count_syscall();
     const int rc = io_uring_wait_cqe(&ring_, &cqe);
     if (rc != -EINTR) return rc;
   }

@@ -1,6 +1,8 @@
 // One io_uring ring that runs one operation at a time to completion: the caller submits its SQE
 // and reaps its own CQEs (for a zero-copy send, both the result and the notification) before it
-// returns, so nothing is ever left in flight for a later, unrelated caller to reap.
+// returns, so nothing of it is left in flight for a later, unrelated caller to reap. Besides, one
+// operation may be posted (post()) to go into the kernel with the next one, in the same
+// io_uring_enter: a send of batched reports rides on the read that follows it.
 // Private to the io_uring backend.
 #pragma once
 
@@ -32,20 +34,22 @@ class Ring {
 
   int error() const { return error_; }
 
-  // Runs one prepared operation to completion and returns its result.
+  // Runs one prepared operation to completion and returns its result. A posted operation
+  // (post()) still waiting for submission goes into the kernel in the same call.
   template <class Prep>
   int run(Prep prep) {
     if (error_ != 0) return error_;
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
     prep(sqe);
-    const int rc = submit();
-    if (rc < 0) return rc;
-    io_uring_cqe* cqe = nullptr;
-    if (const int w = wait(cqe); w < 0) return w;
-    const int res = cqe->res;
-    io_uring_cqe_seen(&ring_, cqe);
-    return res;
+    io_uring_sqe_set_data64(sqe, kOperation);
+    if (const int rc = submit(); rc < 0) return rc;
+    int res = 0;
+    const int w = reap([&](const io_uring_cqe& cqe) {
+      res = cqe.res;
+      return true;
+    });
+    return w < 0 ? w : res;
   }
 
   // Runs one prepared operation as run() does, cancelled once timeout_ms pass (a linked
@@ -67,13 +71,13 @@ class Ring {
     if (const int rc = submit(); rc < 0) return rc;
     int res = 0;
     bool fired = false;
-    for (int reaped = 0; reaped < 2; ++reaped) {
-      io_uring_cqe* cqe = nullptr;
-      if (const int w = wait(cqe); w < 0) return w;
-      if (io_uring_cqe_get_data64(cqe) == kOperation) res = cqe->res;
-      else fired = cqe->res == -ETIME;
-      io_uring_cqe_seen(&ring_, cqe);
-    }
+    int reaped = 0;
+    const int w = reap([&](const io_uring_cqe& cqe) {
+      if (io_uring_cqe_get_data64(&cqe) == kOperation) res = cqe.res;
+      else fired = cqe.res == -ETIME;
+      return ++reaped == 2;
+    });
+    if (w < 0) return w;
     return fired && res == -ECANCELED ? -ETIMEDOUT : res;
   }
 
@@ -88,24 +92,44 @@ class Ring {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) return -EBUSY;
     prep(sqe);
+    io_uring_sqe_set_data64(sqe, kOperation);
     if (const int rc = submit(); rc < 0) return rc;
     bool have_result = false, more = false, have_notif = false;
     int res = 0;
-    while (!have_result || (more && !have_notif)) {
-      io_uring_cqe* cqe = nullptr;
-      if (const int w = wait(cqe); w < 0) return w;
-      if ((cqe->flags & IORING_CQE_F_NOTIF) != 0) {
+    const int w = reap([&](const io_uring_cqe& cqe) {
+      if ((cqe.flags & IORING_CQE_F_NOTIF) != 0) {
         have_notif = true;
-        copied = (static_cast<unsigned>(cqe->res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
+        copied = (static_cast<unsigned>(cqe.res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
       } else {
         have_result = true;
-        res = cqe->res;
-        more = (cqe->flags & IORING_CQE_F_MORE) != 0;
+        res = cqe.res;
+        more = (cqe.flags & IORING_CQE_F_MORE) != 0;
       }
-      io_uring_cqe_seen(&ring_, cqe);
-    }
-    return res;
+      return have_result && (!more || have_notif);
+    });
+    return w < 0 ? w : res;
   }
+
+  // Posts one operation without entering the kernel: it is submitted with the next run*()
+  // (one io_uring_enter for both), or by finish_posted(). Whichever call reaps its completion
+  // keeps its result for finish_posted(). One posted operation at a time: -EBUSY while one is
+  // not finished. What it borrows stays borrowed until finish_posted() returns.
+  template <class Prep>
+  int post(Prep prep) {
+    if (error_ != 0) return error_;
+    if (posted_ != Posted::kNone) return -EBUSY;
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) return -EBUSY;
+    prep(sqe);
+    io_uring_sqe_set_data64(sqe, kPosted);
+    posted_ = Posted::kQueued;
+    return 0;
+  }
+  // Whether an operation is posted and not yet finished.
+  bool has_posted() const { return posted_ != Posted::kNone; }
+  // Submits the posted operation if it still waits, waits for its completion, and returns its
+  // result (0 when nothing is posted). The ring is then free for the next post().
+  int finish_posted();
 
   // The ring itself, for a caller that keeps several operations in flight (a striped transfer);
   // it must reap every CQE of what it submitted before it returns. Null if set-up failed.
@@ -115,12 +139,35 @@ class Ring {
   int register_buffers(std::span<const iovec> bufs);
 
  private:
-  int submit();                      // submits the one prepared SQE
+  enum class Posted { kNone, kQueued, kInFlight, kDone };
+  // Submits every prepared SQE and waits for one completion, or two when a posted operation
+  // goes in with it (so that its completion, which often comes at once, does not end the wait
+  // before the caller's own).
+  int submit();
   int wait(io_uring_cqe*& cqe);      // waits for a CQE, retrying on EINTR
+  // Reaps completions until `mine` returns true for one of the caller's own; a posted
+  // operation's completion met on the way is kept (posted_result_). Returns 0 or -errno.
+  template <class Mine>
+  int reap(Mine mine) {
+    for (;;) {
+      io_uring_cqe* cqe = nullptr;
+      if (const int w = wait(cqe); w < 0) return w;
+      const io_uring_cqe seen = *cqe;
+      io_uring_cqe_seen(&ring_, cqe);
+      if (io_uring_cqe_get_data64(&seen) == kPosted) {
+        posted_result_ = seen.res;
+        posted_ = Posted::kDone;
+        continue;
+      }
+      if (mine(seen)) return 0;
+    }
+  }
 
-  static constexpr __u64 kOperation = 1, kTimer = 2;
+  static constexpr __u64 kOperation = 1, kTimer = 2, kPosted = 3;
   io_uring ring_{};
   int error_ = 0;
+  Posted posted_ = Posted::kNone;
+  int posted_result_ = 0;
 };
 
 }  // namespace rig::engine

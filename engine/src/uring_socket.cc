@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "rig/engine/counters.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
+#include "rig/engine/syscall_count.h"
 #include "uring_ring.h"
 
 namespace rig::engine {
@@ -59,6 +61,9 @@ UringSocket::UringSocket(int fd, SendOptions send)
       send_ring_(std::make_unique<Ring>(Ring::Use::kShared)) {}
 
 UringSocket::~UringSocket() {
+  // A posted send still borrows its memory from the kernel's side: end it first (its owner
+  // should have; the poster's thread is the one destroying the socket).
+  if (posted_ring_ != nullptr) finish_send();
   send_ring_.reset();  // nothing is in flight: every send reaped its CQEs before returning
   ::close(fd_);
 }
@@ -96,6 +101,7 @@ int UringSocket::send_iov(std::span<const iovec> iov, int flags) {
   flags |= MSG_NOSIGNAL | MSG_WAITALL;
   if (send_ring_->error() != 0) {
     return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
+      count_syscall();
       const ssize_t n = ::sendmsg(fd_, &msg, flags & ~MSG_WAITALL);
       return n < 0 ? -errno : n;
     });
@@ -112,6 +118,39 @@ int UringSocket::send_iov(std::span<const iovec> iov, int flags) {
 }
 
 int UringSocket::send_all(std::span<const iovec> iov) { return send_iov(iov, 0); }
+
+int UringSocket::post_send(std::span<const iovec> iov) {
+  if (posted_ring_ != nullptr) return -EBUSY;
+  Ring& ring = thread_ring();
+  const std::size_t bytes = iov_bytes(iov);
+  if (ring.error() != 0 || ring.has_posted() || (zc_bytes_ > 0 && bytes >= zc_bytes_) ||
+      iov.size() > IovCursor::kWindow) {
+    return Socket::post_send(iov);  // at once, as send_all (zero-copy, or no ring to ride on)
+  }
+  posted_iov_.assign(iov.begin(), iov.end());
+  posted_msg_ = msghdr{};
+  posted_msg_.msg_iov = posted_iov_.data();
+  posted_msg_.msg_iovlen = posted_iov_.size();
+  posted_bytes_ = bytes;
+  const int rc = ring.post([&](io_uring_sqe* sqe) {
+    io_uring_prep_sendmsg(sqe, fd_, &posted_msg_, MSG_NOSIGNAL | MSG_WAITALL);
+  });
+  if (rc != 0) return rc;
+  posted_ring_ = &ring;
+  return 0;
+}
+
+int UringSocket::finish_send() {
+  if (posted_ring_ == nullptr) return Socket::finish_send();
+  const long n = std::exchange(posted_ring_, nullptr)->finish_posted();
+  if (n < 0) return static_cast<int>(n);
+  if (n == 0 && posted_bytes_ > 0) return -EPIPE;
+  // A short send (a signal, a full socket buffer with MSG_WAITALL ended): the rest, now.
+  IovCursor rest(posted_iov_);
+  rest.advance(static_cast<std::size_t>(n));
+  iovec window[IovCursor::kWindow];
+  return rest.done() ? 0 : send_all({window, rest.window(window)});
+}
 
 int UringSocket::register_send_buffers(std::span<const iovec> bufs) {
   if (registered_) return -EBUSY;

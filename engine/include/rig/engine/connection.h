@@ -25,6 +25,15 @@ class Connection {
     return send_holding_turn(iov);
   }
 
+  // Posts one message to leave with the calling thread's next receive on this connection's
+  // socket, in the same call into the kernel (Socket::post_send). Takes the send turn and holds
+  // it until finish_send(), which the poster must call before any other send of its own (the
+  // turn is not reentrant) and before another thread can send. Borrows `iov` and its memory
+  // until finish_send() returns. Returns 0 or -errno (then nothing is posted).
+  int post_send(std::span<const iovec> iov);
+  // Ends the posted send: 0 once the kernel took every byte, or -errno. 0 if none is posted.
+  int finish_send();
+
   // Sends one small message by flat combining: the message is posted, and whichever thread
   // holds the turn sends every posted message in one system call. The poster does not queue
   // for the turn (a FIFO hand-off to a descheduled thread stalls everyone on a busy box): it
@@ -70,12 +79,13 @@ class Connection {
   struct Posted {
     std::span<const iovec> iov;
     Posted* next = nullptr;
-    // kPending while posted; then kSent or kFailed + errno, stored with release by the sender
-    // (pairs with the poster's acquire load), which then wakes the poster's futex on it; the
-    // poster's frame may vanish right after the store.
+    // kPending while posted, kSleeping once the poster waits on its futex; then kSent or
+    // kFailed + errno, exchanged in with release by the sender (pairs with the poster's acquire
+    // loads), which wakes the poster's futex only if the exchange took kSleeping; the poster's
+    // frame may vanish right after the exchange.
     std::atomic<std::uint32_t> state{kPending};
   };
-  static constexpr std::uint32_t kPending = 0, kSent = 1, kFailed = 2;
+  static constexpr std::uint32_t kPending = 0, kSleeping = 1, kSent = 2, kFailed = 3;
   // Sends every posted message; caller holds the turn.
   void flush_posted();
   // Counts a send's result (the turn holder) and returns it.
@@ -91,6 +101,8 @@ class Connection {
   alignas(64) std::atomic<Posted*> posted_{nullptr};
   std::vector<iovec> combined_iov_;  // only the turn holder touches it (ordered by the turn)
   std::vector<Posted*> batch_;       // likewise
+  bool send_posted_ = false;         // likewise: a post_send() awaits finish_send()
+  std::size_t posted_bytes_ = 0;     // likewise
 };
 
 }  // namespace rig::engine

@@ -44,6 +44,17 @@ class Socket {
   // send_all.
   virtual int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index);
 
+  // Posts `iov` to be sent by the calling thread's next receive (recv_ready, recv_some,
+  // recv_all) in the same call into the kernel (io_uring: the send's SQE rides on the
+  // receive's io_uring_enter), or by finish_send(). The poster must call finish_send() before
+  // its next send of any kind on this socket: until then `iov` and its memory stay borrowed.
+  // One posted send at a time. Returns 0 or -errno. The default (plain backend, a send at or
+  // above the zero-copy threshold) sends at once and keeps the result for finish_send().
+  virtual int post_send(std::span<const iovec> iov);
+  // Waits until the posted send took every byte (sending what a short send left) and returns
+  // its result: 0 or -errno. 0 when nothing is posted. Called by the thread that posted.
+  virtual int finish_send();
+
   // Sends what the kernel takes now of `iov`, without waiting: the count (possibly less than
   // the whole), -EAGAIN when it takes nothing, or -errno. For small control frames (a ping, a
   // close) from a thread that must not block: a caller that got a part must send the rest
@@ -82,6 +93,9 @@ class Socket {
 
   virtual int fd() const = 0;
   virtual const char* backend() const = 0;
+
+ private:
+  int posted_rc_ = 0;  // the default post_send's result, for finish_send (the poster's thread)
 };
 
 enum class Backend { kUring, kPlain };

@@ -6,7 +6,10 @@
 // send that caused it.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <memory>
+#include <vector>
 
 #include "rig/engine/plain_socket.h"
 #include "rig/engine/socket.h"
@@ -33,6 +36,10 @@ class UringSocket final : public Socket {
   // reaches the threshold (returns after its notification CQE), else all by copy in one
   // sendmsg.
   int send_fixed(std::span<const iovec> head, const void* p, std::size_t n, unsigned index) override;
+  // Below the zero-copy threshold, a SENDMSG prepared on the calling thread's receive ring and
+  // submitted with its next receive; else as the default (sent at once).
+  int post_send(std::span<const iovec> iov) override;
+  int finish_send() override;
   long send_ready(std::span<const iovec> iov) override { return send_now(fd_, iov); }
   long recv_some(void* buf, std::size_t n) override;
   long recv_ready(void* buf, std::size_t n) override;
@@ -60,6 +67,11 @@ class UringSocket final : public Socket {
   bool registered_ = false;
   Counters* counters_;
   std::unique_ptr<Ring> send_ring_;
+  // The posted send (the poster's thread only): the ring it waits on, its pieces and size.
+  Ring* posted_ring_ = nullptr;
+  std::vector<iovec> posted_iov_;
+  msghdr posted_msg_{};
+  std::size_t posted_bytes_ = 0;
 };
 
 }  // namespace rig::engine

@@ -1,0 +1,47 @@
+// The system calls the engine makes, counted at each call into the kernel on a transfer path
+// (sends, receives, readiness waits, io_uring_enter, futex waits and wakes), per thread, so a
+// benchmark can quote calls per tiny handover and per GiB moved without perf. Set-up calls
+// (socket, connect, setsockopt, ring set-up) are not counted: they are paid once per link.
+//
+// io_uring: a submit always enters the kernel (no SQ polling here); a wait for a completion
+// enters only when none is ready, and is counted only then.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "rig/export.h"
+
+namespace rig::engine {
+
+// One thread's count. Written by its thread only; read by any thread as a statistic.
+struct ThreadSyscalls {
+  pid_t tid = 0;
+  std::atomic<std::uint64_t> calls{0};
+};
+
+// This thread's counter (registered on its first use; never freed, so a count outlives its
+// thread).
+RIG_API ThreadSyscalls& this_thread_syscalls();
+
+// Counts `n` calls into the kernel made by this thread.
+inline void count_syscall(std::uint64_t n = 1) {
+  thread_local ThreadSyscalls& mine = this_thread_syscalls();
+  // Single writer: a relaxed load and store, no locked instruction. Relaxed: a statistic,
+  // read with relaxed loads by syscall_counts(); it orders nothing.
+  mine.calls.store(mine.calls.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+struct SyscallCount {
+  pid_t tid;
+  std::uint64_t calls;
+};
+// Every thread of this process that counted a call, with its count so far.
+RIG_API std::vector<SyscallCount> syscall_counts();
+// The sum over every thread of this process.
+RIG_API std::uint64_t syscalls_total();
+
+}  // namespace rig::engine
