@@ -74,8 +74,9 @@ long FrameReader::spin(Room room) {
   const clock::time_point until = clock::now() + std::chrono::microseconds(spin_us_);
   for (;;) {
     const long got = socket_.recv_ready(buffer_.get() + end_, room());
-    if (got != -EAGAIN || clock::now() >= until) return got;
+    if (got != -EAGAIN) return got;
     bump(counters_.spin_reads, 1);
+    if (clock::now() >= until) return got;
   }
 }
 
