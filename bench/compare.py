@@ -20,6 +20,7 @@ import argparse
 import json
 import operator
 import os
+import signal
 import sys
 
 MIB = 1 << 20
@@ -225,4 +226,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `compare.py A B | head` ends quietly
     sys.exit(main())
