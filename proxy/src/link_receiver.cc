@@ -168,7 +168,7 @@ void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
       // relaxed: only this thread writes it; see expect_large_copy().
       large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    s.copies.pop();  // seq_cst: the handshake with stop
+    s.copies.pop_seq_cst();  // seq_cst: the handshake with stop (its store of stopped)
     test_hook::at(test_hook::Point::kReceiverPoppedCopy, s.device);
     if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) s.write_final_from_receiver();
   }
@@ -246,8 +246,10 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
   if (!stopped) {  // a stopped proxy's values ring is freed (stop), and room runs no more
     std::size_t n = 0;
     std::uint64_t cost_end = 0;
-    const std::size_t queued = s->values.size();
-    while (n < queued && s->values.at(n).value <= d.value) cost_end = s->values.at(n++).cost_end;
+    // The values this report completes; the tail is reloaded only when the known ones run out.
+    while (s->values.has_items(n + 1) && s->values.at(n).value <= d.value) {
+      cost_end = s->values.at(n++).cost_end;
+    }
     if (n > 0) {
       s->values.pop(n);
       // release: pairs with room's acquire.

@@ -192,7 +192,7 @@ bool Proxy::record(const rig_submission& s, std::uint64_t value) {
   }
   for (;;) {
     const std::uint32_t events = slot.events.current();
-    if (slot.copies.free_slots() >= n_into && slot.values.free_slots() >= 1) break;
+    if (slot.copies.has_room(n_into) && slot.values.has_room(1)) break;
     if (job_->over()) return false;
     slot.events.wait(events, 50'000'000);
   }
