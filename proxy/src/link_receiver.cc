@@ -138,8 +138,11 @@ bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
 ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
                               std::uint64_t offset, std::uint64_t length, const char* what,
                               std::string& why) {
-  const std::string named = std::string(what) + " (device " + std::to_string(device) + ", value " +
-                            std::to_string(value) + ", part " + std::to_string(part);
+  // Only a violation names them: the success path allocates nothing.
+  const auto named = [&] {
+    return std::string(what) + " (device " + std::to_string(device) + ", value " + std::to_string(value) +
+           ", part " + std::to_string(part);
+  };
   ProxySlot* s = slot(device);
   if (s == nullptr) {
     why = "protocol violation by the agent: " + std::string(what) + " for device " +
@@ -147,12 +150,12 @@ ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uin
     return nullptr;
   }
   if (s->copies.empty()) {
-    why = "protocol violation by the agent: " + named + ") match no pending copy";
+    why = "protocol violation by the agent: " + named() + ") match no pending copy";
     return nullptr;
   }
   ClientCopy& c = s->copies.front();
   if (c.value != value || c.part != part || offset != c.landed || length > c.total - c.landed) {
-    why = "protocol violation by the agent: " + named + ", offset " + std::to_string(offset) +
+    why = "protocol violation by the agent: " + named() + ", offset " + std::to_string(offset) +
           ", length " + std::to_string(length) + ") do not match the pending copy (value " +
           std::to_string(c.value) + ", part " + std::to_string(c.part) + ", " +
           std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes landed)";
