@@ -82,7 +82,7 @@ std::string StripeRegistry::attach(const wire::Join& join, std::unique_ptr<engin
     job.stripes.resize(join.count);
   }
   if (job.stripes[join.stripe]) return "stripe " + std::to_string(join.stripe) + " joined already";
-  const auto echo = wire::frame(wire::MsgType::kJoin, join);
+  const auto echo = wire::encode(join);
   const iovec iov = engine::to_iov(&echo, sizeof echo);
   if (const int rc = socket->send_all({&iov, 1}); rc != 0) return "the joining connection broke";
   job.stripes[join.stripe] = std::move(socket);

@@ -14,6 +14,7 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/engine/syscall_count.h"
+#include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
 #include "uring_ring.h"
 
@@ -68,9 +69,7 @@ int StripeSet::plan(Scratch& sc, wire::Framed<wire::Bytes>* header_dst, const wi
     std::array<std::size_t, wire::kMaxStripes + 1> start{};
     for (std::uint32_t i = 0; i < n; ++i) {
       const wire::StripePiece p = wire::stripe_piece(s, i);
-      sc.headers[i] = wire::frame(wire::MsgType::kBytes,
-                                  wire::Bytes{s.device, s.part, s.value, s.offset + p.first, p.bytes, 0},
-                                  p.bytes);
+      sc.headers[i] = wire::encode(wire::Bytes{s.device, s.part, s.value, s.offset + p.first, p.bytes, 0});
       start[i] = sc.iov.size();
       sc.iov.push_back({header_dst + i, sizeof(wire::Framed<wire::Bytes>)});
       append_rows(sc.iov, base, row_bytes, pitch, s.offset + p.first, p.bytes);
@@ -105,7 +104,7 @@ int StripeSet::send_copy(Connection& conn, std::uint32_t device, std::uint32_t p
     const std::uint64_t len = std::min(per * stripes, n - done);
     const wire::Striped s{device, part, value, at + done, static_cast<std::uint32_t>(len),
                           static_cast<std::uint32_t>(per)};
-    const auto framed = wire::frame(wire::MsgType::kStriped, s);
+    const auto framed = wire::encode(s);
     const iovec iov = to_iov(&framed, sizeof framed);
     if (const int rc = conn.send_holding_turn({&iov, 1}); rc != 0) return rc;
     if (const int rc = send_striped(s, base, row_bytes, pitch); rc != 0) return rc;
