@@ -15,6 +15,7 @@
 #include "raw_peer.h"
 #include "rig/edge.hpp"
 #include "rig/engine/syscall_count.h"
+#include "rig/engine/task_usage.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
@@ -173,6 +174,46 @@ TEST(StatusQuery, RigInfoPrintsAnAgentsStatus) {
   EXPECT_EQ(j["status"]["jobs"], 1);  // rig-info's own job
   EXPECT_EQ(j["devices"][0]["name"], "host");
   EXPECT_FALSE(j["status"]["threads"].empty());
+}
+
+// What rig-bench reads of an agent it started that has no status query: another process's threads
+// from /proc, with CPU time and switches but no system calls (they are counted in that process).
+TEST(ThreadFigures, AnotherProcesssThreadsAreReadFromProcWithoutSystemCalls) {
+  AgentProcess agent;
+  auto job = Job::create();
+  job->connect(agent.endpoint());  // a session thread besides the accept loop
+  std::vector<engine::TaskUsage> threads;
+  for (int i = 0; i < 100 && threads.size() < 2; ++i) {
+    threads = engine::task_usage(agent.pid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_GE(threads.size(), 2u);
+  std::uint64_t cpu = 0;
+  for (const engine::TaskUsage& t : threads) {
+    EXPECT_GT(t.tid, 0);
+    EXPECT_EQ(t.name, "rig-agent");
+    EXPECT_EQ(t.syscalls, 0u);
+    cpu += t.cpu_ns;
+  }
+  EXPECT_GT(cpu, 0u);
+  job->close();
+  EXPECT_THROW(engine::task_usage(1 << 30), std::runtime_error);  // no such process: the folder named
+}
+
+TEST(ThreadFigures, ThisProcesssThreadsCarryTheEnginesSystemCallsAndTheReceivingThreadIsNamed) {
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  link.agent_status();  // the receiving thread receives at least once
+  bool found = false;
+  for (const engine::TaskUsage& t : engine::task_usage()) {
+    if (t.name == "rig-recv") found = t.syscalls > 0;
+  }
+  EXPECT_TRUE(found);
+  const engine::TaskUsage me = engine::this_thread_usage();
+  EXPECT_GT(me.syscalls, 0u);  // the status query's send and the handshake's
+  EXPECT_GT(me.cpu_ns, 0u);
+  job->close();
 }
 
 }  // namespace
