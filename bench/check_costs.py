@@ -45,8 +45,10 @@ for f in j["figures"]:
         problems.append(f"{what}: receiving thread {recv}")
     if agent is None or not agent["syscalls"] > 0 or not agent["cpu_us"] > 0:
         problems.append(f"{what}: agent {agent}")
-    if not c["messages_per_send"] > 0.5 or not c["frames_per_read"] > 0.5:
-        problems.append(f"{what}: batch sizes {c['messages_per_send']} {c['frames_per_read']}")
+    batches = [c[k] for k in ("messages_per_send", "frames_per_read", "agent_messages_per_send",
+                                "agent_frames_per_read")]
+    if not all(b is not None and b > 0.5 for b in batches):
+        problems.append(f"{what}: batch sizes {batches}")
     if not any(t["side"] == "agent" and t["syscalls"] > 0 for t in c["threads"]):
         problems.append(f"{what}: no agent thread with system calls")
 if problems:

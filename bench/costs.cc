@@ -11,7 +11,7 @@ namespace {
 
 class NoAgentWatch final : public AgentWatch {
  public:
-  std::vector<engine::TaskUsage> sample() override { return {}; }
+  AgentSample sample() override { return {}; }
   bool syscalls_measured() const override { return false; }
   std::string source() const override { return "none"; }
 };
@@ -19,7 +19,7 @@ class NoAgentWatch final : public AgentWatch {
 class ProcAgentWatch final : public AgentWatch {
  public:
   explicit ProcAgentWatch(pid_t pid) : pid_(pid) {}
-  std::vector<engine::TaskUsage> sample() override { return engine::task_usage(pid_); }
+  AgentSample sample() override { return AgentSample{engine::task_usage(pid_)}; }
   bool syscalls_measured() const override { return false; }
   std::string source() const override { return "/proc/" + std::to_string(pid_); }
 
@@ -30,7 +30,7 @@ class ProcAgentWatch final : public AgentWatch {
 class StatusAgentWatch final : public AgentWatch {
  public:
   explicit StatusAgentWatch(remote::Link& link) : link_(link) {}
-  std::vector<engine::TaskUsage> sample() override { return status_threads(link_.agent_status()); }
+  AgentSample sample() override { return status_sample(link_.agent_status()); }
   bool syscalls_measured() const override { return true; }
   std::string source() const override { return "status query"; }
 
@@ -84,10 +84,16 @@ std::vector<engine::TaskUsage> client_threads() {
 
 }  // namespace
 
-std::vector<engine::TaskUsage> status_threads(const std::string& status) {
-  std::vector<engine::TaskUsage> out;
+AgentSample status_sample(const std::string& status) {
+  AgentSample out;
   try {
     const nlohmann::json j = nlohmann::json::parse(status);
+    const nlohmann::json& job = j.at("job");
+    out.has_job = true;
+    out.messages_sent = job.at("messages_sent").get<std::uint64_t>();
+    out.send_calls = job.at("send_calls").get<std::uint64_t>();
+    out.messages_received = job.at("messages_received").get<std::uint64_t>();
+    out.reads = job.at("reads").get<std::uint64_t>();
     for (const nlohmann::json& t : j.at("threads")) {
       engine::TaskUsage u;
       u.tid = t.at("tid").get<pid_t>();
@@ -96,10 +102,10 @@ std::vector<engine::TaskUsage> status_threads(const std::string& status) {
       u.voluntary = t.at("voluntary").get<std::uint64_t>();
       u.involuntary = t.at("involuntary").get<std::uint64_t>();
       u.syscalls = t.at("syscalls").get<std::uint64_t>();
-      out.push_back(std::move(u));
+      out.threads.push_back(std::move(u));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(std::string("the agent's status has no thread figures: ") + e.what());
+    throw std::runtime_error(std::string("the agent's status lacks its figures: ") + e.what());
   }
   return out;
 }
@@ -159,9 +165,16 @@ Costs CostMeter::costs(const std::string& per, double count) const {
     add(role == "recv" ? c.recv : c.io_uring, t);
     c.threads.push_back({"client", role, t});
   }
-  for (const engine::TaskUsage& t : deltas(agent0_, agent1_)) {
+  for (const engine::TaskUsage& t : deltas(agent0_.threads, agent1_.threads)) {
     add(c.agent, t);
     c.threads.push_back({"agent", "agent", t});
+  }
+  if (agent0_.has_job && agent1_.has_job) {
+    c.agent_batches = true;
+    c.agent_messages_sent = agent1_.messages_sent - agent0_.messages_sent;
+    c.agent_send_calls = agent1_.send_calls - agent0_.send_calls;
+    c.agent_messages_received = agent1_.messages_received - agent0_.messages_received;
+    c.agent_reads = agent1_.reads - agent0_.reads;
   }
   return c;
 }

@@ -23,20 +23,28 @@
 
 namespace rig::bench {
 
+// The agent at one moment: every thread of its process, and, from a status query, the job's
+// connection counters on its side (batch sizes).
+struct AgentSample {
+  std::vector<engine::TaskUsage> threads;
+  bool has_job = false;
+  std::uint64_t messages_sent = 0, send_calls = 0, messages_received = 0, reads = 0;
+};
+
 // Where the agent's threads' figures come from.
 class AgentWatch {
  public:
   virtual ~AgentWatch() = default;
-  // Every thread of the agent process now. Throws std::runtime_error.
-  virtual std::vector<engine::TaskUsage> sample() = 0;
+  // The agent now. Throws std::runtime_error.
+  virtual AgentSample sample() = 0;
   // Whether sample() carries the engine's system-call counts.
   virtual bool syscalls_measured() const = 0;
   // "status query", "/proc/PID", or "none"
   virtual std::string source() const = 0;
 };
 
-// The threads of an agent's status answer (its "threads" list). Throws std::runtime_error.
-std::vector<engine::TaskUsage> status_threads(const std::string& status);
+// An agent's status answer (its "threads" and "job"). Throws std::runtime_error.
+AgentSample status_sample(const std::string& status);
 
 // The best watch for this run: the status query when the agent accepted it, else /proc of the
 // agent rig-bench started (`own_pid` > 0), else none (agent side "not measured").
@@ -69,7 +77,8 @@ class CostMeter {
  private:
   remote::Link& link_;
   AgentWatch& agent_;
-  std::vector<engine::TaskUsage> client0_, client1_, agent0_, agent1_;
+  std::vector<engine::TaskUsage> client0_, client1_;
+  AgentSample agent0_, agent1_;
   engine::TaskUsage caller0_{};
   std::mutex mu_;                           // guards submitters_ (worker threads add theirs)
   std::vector<engine::TaskUsage> submitters_;

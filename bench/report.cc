@@ -77,6 +77,8 @@ Json costs_json(const Costs& c, const CounterSnapshot& counters) {
   o["agent"] = c.agent_measured ? role_json(c.agent, c.count) : Json(nullptr);
   o["messages_per_send"] = number(ratio(counters.messages_sent, counters.send_calls));
   o["frames_per_read"] = number(ratio(counters.messages_received, counters.reads));
+  o["agent_messages_per_send"] = c.agent_batches ? number(ratio(c.agent_messages_sent, c.agent_send_calls)) : Json(nullptr);
+  o["agent_frames_per_read"] = c.agent_batches ? number(ratio(c.agent_messages_received, c.agent_reads)) : Json(nullptr);
   Json threads = Json::array();
   for (const ThreadCost& t : c.threads) {
     threads.push_back({{"side", t.side}, {"role", t.role}, {"tid", t.usage.tid}, {"name", t.usage.name},
@@ -149,9 +151,9 @@ void Report::print_table(std::FILE* out) const {
 void Report::print_costs(std::FILE* out) const {
   std::fprintf(out, "\ncosts per operation (system calls counted by the engine, CPU us, context switches; "
                     "docs/TUNING.md)\n");
-  std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %-7s | %-20s | %8s %8s\n", "figure", "size", "per",
-               "submit: calls cpu sw", "recv: calls cpu sw", "io cpu", "agent: calls cpu sw", "msg/send",
-               "frm/read");
+  std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %-7s | %-20s | %8s %8s | %8s %8s\n", "figure", "size",
+               "per", "submit: calls cpu sw", "recv: calls cpu sw", "io cpu", "agent: calls cpu sw", "msg/send",
+               "frm/read", "agent m/s", "agent f/r");
   for (const Figure& f : figures_) {
     const Costs& c = f.costs;
     if (!c.measured || c.count <= 0) continue;
@@ -163,12 +165,14 @@ void Report::print_costs(std::FILE* out) const {
                     cell(static_cast<double>(r.voluntary + r.involuntary) / c.count, measured).c_str());
       return std::string(buf);
     };
-    std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %7s | %-20s | %8s %8s\n", f.label.c_str(),
+    std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %7s | %-20s | %8s %8s | %8s %8s\n", f.label.c_str(),
                  size_text(f.size).c_str(), c.per.c_str(), role(c.submit, true).c_str(), role(c.recv, true).c_str(),
                  cell(static_cast<double>(c.io_uring.cpu_ns) / 1e3 / c.count, c.io_uring.threads > 0).c_str(),
                  role(c.agent, c.agent_measured).c_str(),
                  cell(ratio(f.counters.messages_sent, f.counters.send_calls)).c_str(),
-                 cell(ratio(f.counters.messages_received, f.counters.reads)).c_str());
+                 cell(ratio(f.counters.messages_received, f.counters.reads)).c_str(),
+                 cell(ratio(c.agent_messages_sent, c.agent_send_calls), c.agent_batches).c_str(),
+                 cell(ratio(c.agent_messages_received, c.agent_reads), c.agent_batches).c_str());
   }
 }
 

@@ -60,6 +60,9 @@ struct Costs {
   RoleCost agent;    // every thread of the agent
   bool agent_measured = false;
   std::string agent_source;  // "status query", "/proc/PID", "none"
+  // The agent's side of the job's connection over the figure (from its status query only).
+  bool agent_batches = false;
+  std::uint64_t agent_messages_sent = 0, agent_send_calls = 0, agent_messages_received = 0, agent_reads = 0;
   std::vector<ThreadCost> threads;
 };
 
