@@ -88,9 +88,10 @@ json settings() {
   return s;
 }
 
-// The status of the agent at `endpoint`: its JSON, with the endpoint and the devices it offers
-// this job. Throws.
-json agent_status(const std::string& endpoint, const std::string& secret_file) {
+// The status of the agent at `endpoint`: its JSON (in the agent's order), with the endpoint and
+// the devices it offers this job. Throws.
+nlohmann::ordered_json agent_status(const std::string& endpoint, const std::string& secret_file) {
+  using json = nlohmann::ordered_json;
   auto job = rig::remote::Job::create();
   rig::remote::LinkOptions options;
   options.secret_file = secret_file;
