@@ -99,6 +99,12 @@ void define_options(CLI::App& app, Options& o) {
                  "else RIG_SECRET; without any the agent runs open, on loopback only")
       ->expected(1, 2)
       ->take_all();
+  app.add_option("--poll-us", o.config.poll_us,
+                 "polling mode: a job's reading thread asks for bytes without waiting for this many "
+                 "microseconds before it sleeps (lower latency for the CPU it burns; 0: off; default: "
+                 "RIG_POLL_US, else 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--silence-ms", o.config.silence_ms,
                  "a client that sends nothing for this long, between messages or inside one, fails "
                  "its job (0: no bound; a live client pings a silent agent every second)")

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rig/engine/frame_reader.h"
 #include "rig/engine/secret.h"
 #include "rig/engine/socket.h"
 
@@ -34,6 +35,9 @@ struct AgentConfig {
   // A client silent this long fails its job, between frames or inside one (0: no bound). A
   // live client pings an agent that has been silent for a second, so an idle job stays.
   int silence_ms = 60000;
+  // Polling mode: a job's reading thread asks for bytes without waiting for up to this many
+  // microseconds before it sleeps (engine::FrameReader::set_spin_us). RIG_POLL_US, else 0.
+  int poll_us = engine::default_poll_us();
   // What clients may make the agent hold: each limit refuses with a reason, and the agent goes
   // on serving. Connections of any kind (each holds a thread), connections still in their
   // handshake, jobs at once; per job: objects and images, and bytes waiting in staging.

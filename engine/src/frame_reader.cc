@@ -1,6 +1,8 @@
 #include "rig/engine/frame_reader.h"
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -41,10 +43,11 @@ int FrameReader::fill(std::size_t at_least) {
   };
   while (end_ - begin_ < at_least) {
     long got = -EAGAIN;
+    if (spin_us_ > 0) got = spin(room);
     if (probe_ || on_idle_) {
       // What is there already, without the readiness wait: one system call, not two, while
       // the stream is busy.
-      got = socket_.recv_ready(buffer_.get() + end_, room());
+      if (got == -EAGAIN && spin_us_ == 0) got = socket_.recv_ready(buffer_.get() + end_, room());
       if (got == -EAGAIN) {
         std::int64_t silent_ms = 0;
         for (;;) {
@@ -64,6 +67,29 @@ int FrameReader::fill(std::size_t at_least) {
     bump(counters_.reads, 1);
   }
   return 0;
+}
+
+template <class Room>
+long FrameReader::spin(Room room) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point until = clock::now() + std::chrono::microseconds(spin_us_);
+  for (;;) {
+    const long got = socket_.recv_ready(buffer_.get() + end_, room());
+    if (got != -EAGAIN) return got;
+    bump(counters_.spin_reads, 1);
+    if (clock::now() >= until) return got;
+  }
+}
+
+int default_poll_us() {
+  static const int us = [] {
+    const char* env = std::getenv("RIG_POLL_US");
+    if (env == nullptr || *env == '\0') return 0;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    return end != nullptr && *end == '\0' && v >= 0 && v <= 1'000'000 ? static_cast<int>(v) : 0;
+  }();
+  return us;
 }
 
 int FrameReader::next(wire::FrameHeader& header, std::string& why) {

@@ -1,5 +1,13 @@
 #include "uring_ring.h"
 
+#include <sched.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+#include "rig/engine/socket.h"
 #include "rig/engine/syscall_count.h"
 
 #if defined(RIG_TSAN)
@@ -22,12 +30,51 @@ inline void ring_created() {}
 inline void ring_destroyed() {}
 #endif
 
+// The ring whose SQ-polling kernel thread every other ring of the process shares
+// (IORING_SETUP_ATTACH_WQ): its fd, or -errno if it could not be set up. Made once, kept for
+// the process's life.
+int sq_thread_anchor() {
+  static const int fd = [] {
+    static io_uring anchor{};
+    io_uring_params p{};
+    p.flags = IORING_SETUP_SQPOLL;
+    p.sq_thread_idle = kSqThreadIdleMs;
+    const int rc = io_uring_queue_init_params(2, &anchor, &p);
+    return rc < 0 ? rc : anchor.ring_fd;
+  }();
+  return fd;
+}
+
+int online_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::thread::hardware_concurrency());
+}
+
 }  // namespace
+
+bool sq_polling() {
+  static const bool on = [] {
+    if (const char* env = std::getenv("RIG_SQPOLL"); env != nullptr && *env != '\0') {
+      return std::string_view(env) == "1" || std::string_view(env) == "on";
+    }
+    return online_cpus() >= kSqPollMinCpus;
+  }();
+  return on;
+}
 
 Ring::Ring(Use use, unsigned entries) {
   io_uring_params p{};
   int rc = -EINVAL;
-  if (use == Use::kPerThread) {
+  if (sq_polling() && sq_thread_anchor() >= 0) {
+    p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_ATTACH_WQ;
+    p.wq_fd = static_cast<__u32>(sq_thread_anchor());
+    p.sq_thread_idle = kSqThreadIdleMs;
+    rc = io_uring_queue_init_params(entries, &ring_, &p);
+    sq_polled_ = rc == 0;
+  }
+  if (rc < 0 && use == Use::kPerThread) {
+    p = io_uring_params{};
     p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
     rc = io_uring_queue_init_params(entries, &ring_, &p);
   }
@@ -51,11 +98,19 @@ Ring::~Ring() {
   if (error_ == 0) io_uring_queue_exit(&ring_);  // also unregisters its fixed buffers
 }
 
-int Ring::submit() {
-  unsigned wait_nr = 1;
+int Ring::submit(unsigned own) {
+  unsigned wait_nr = own;
   if (posted_ == Posted::kQueued) {
     posted_ = Posted::kInFlight;
-    wait_nr = 2;
+    ++wait_nr;
+  }
+  if (sq_polled_) {
+    // The SQ thread takes the SQEs: a call into the kernel only to wake it once it slept
+    // (liburing checks the flag again, after its barrier); the completions are waited for
+    // one by one (wait()).
+    if ((IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_NEED_WAKEUP) != 0) count_syscall();
+    const int rc = io_uring_submit(&ring_);
+    return rc < 0 && rc != -EINTR ? rc : 0;
   }
   count_syscall();  // io_uring_enter, which also waits for the first completions
   const int rc = io_uring_submit_and_wait(&ring_, wait_nr);
@@ -65,9 +120,7 @@ int Ring::submit() {
 int Ring::finish_posted() {
   if (posted_ == Posted::kNone) return 0;
   if (posted_ == Posted::kQueued) {
-    count_syscall();
-    posted_ = Posted::kInFlight;
-    if (const int rc = io_uring_submit_and_wait(&ring_, 1); rc < 0 && rc != -EINTR) return rc;
+    if (const int rc = submit(0); rc < 0) return rc;
   }
   // Nothing of a caller's own is in flight here (each run*() reaps its own before it returns),
   // so the only completion to come is the posted one.
@@ -86,6 +139,15 @@ int Ring::finish_posted() {
 
 int Ring::wait(io_uring_cqe*& cqe) {
   if (io_uring_peek_cqe(&ring_, &cqe) == 0) return 0;  // ready: no call into the kernel
+  if (sq_polled_) {
+    // The SQ thread runs the operation on another core: most end within microseconds, so
+    // look a while before sleeping in the kernel.
+    using clock = std::chrono::steady_clock;
+    const clock::time_point until = clock::now() + std::chrono::microseconds(kSqPollSpinUs);
+    do {
+      if (io_uring_peek_cqe(&ring_, &cqe) == 0) return 0;
+    } while (clock::now() < until);
+  }
   for (;;) {
     count_syscall();
     const int rc = io_uring_wait_cqe(&ring_, &cqe);

@@ -21,6 +21,13 @@ namespace rig::engine {
 #define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
 #endif
 
+// SQ polling (engine/include/rig/engine/socket.h: sq_polling()): how long the SQ thread polls
+// after the last submission before it sleeps, and how long a waiter looks at its completion
+// queue before it sleeps in the kernel.
+inline constexpr unsigned kSqThreadIdleMs = 50;
+inline constexpr int kSqPollSpinUs = 50;
+inline constexpr int kSqPollMinCpus = 8;
+
 class Ring {
  public:
   // kPerThread: used only by the thread that made it (SINGLE_ISSUER|DEFER_TASKRUN where the
@@ -140,10 +147,10 @@ class Ring {
 
  private:
   enum class Posted { kNone, kQueued, kInFlight, kDone };
-  // Submits every prepared SQE and waits for one completion, or two when a posted operation
-  // goes in with it (so that its completion, which often comes at once, does not end the wait
-  // before the caller's own).
-  int submit();
+  // Submits every prepared SQE and waits for `own` completions, one more when a posted
+  // operation goes in with it (so that its completion, which often comes at once, does not end
+  // the wait before the caller's own). With SQ polling it only hands the SQEs to the SQ thread.
+  int submit(unsigned own = 1);
   int wait(io_uring_cqe*& cqe);      // waits for a CQE, retrying on EINTR
   // Reaps completions until `mine` returns true for one of the caller's own; a posted
   // operation's completion met on the way is kept (posted_result_). Returns 0 or -errno.
@@ -167,6 +174,7 @@ class Ring {
   io_uring ring_{};
   int error_ = 0;
   Posted posted_ = Posted::kNone;
+  bool sq_polled_ = false;  // the process's SQ thread polls this ring's submission queue
   int posted_result_ = 0;
 };
 

@@ -79,6 +79,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options, counters_), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
+  reader_->set_spin_us(options.poll_us);
   silence_ms_ = options.silence_ms;
   if (options.keepalive_ms > 0) {
     reader_->set_idle_watch(options.keepalive_ms, [this](std::int64_t silent) { return on_idle(silent); });

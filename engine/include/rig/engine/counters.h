@@ -28,6 +28,7 @@ struct Counters {
   std::atomic<std::uint64_t> payload_bytes_copied{0};  // payload bytes memcpy'd from the header buffer
   std::atomic<std::uint64_t> payload_bytes_direct{0};  // payload bytes received straight into place
   std::atomic<std::uint64_t> bytes_striped_in{0};      // payload bytes received on the stripes
+  std::atomic<std::uint64_t> spin_reads{0};  // polling mode: tries that found no byte (each a syscall)
 };
 
 inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) {

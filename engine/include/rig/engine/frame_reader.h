@@ -12,9 +12,14 @@
 
 #include "rig/engine/counters.h"
 #include "rig/engine/socket.h"
+#include "rig/export.h"
 #include "rig/wire/frame_header.h"
 
 namespace rig::engine {
+
+// The polling mode's spin in microseconds that a link or agent takes unless told otherwise:
+// RIG_POLL_US if set (0 to 1000000), else 0 (off).
+RIG_API int default_poll_us();
 
 class FrameReader {
  public:
@@ -53,6 +58,12 @@ class FrameReader {
   // a read. A non-zero return (-errno) ends the read with that error.
   void set_before_read(std::function<int()> hook) { before_read_ = std::move(hook); }
 
+  // Polling mode, for latency: before a read would wait for bytes, the reader asks the socket
+  // for them without waiting (recv_ready) again and again for up to `us` microseconds, and
+  // sleeps only after that. Each try is a system call; the CPU it burns is the price of not
+  // being woken (counted: Counters::spin_reads). 0 (the default): no spin.
+  void set_spin_us(int us) { spin_us_ = us; }
+
   // Idle watch: while the reader waits for bytes, it calls on_idle(silent_ms) every
   // interval_ms with how long the stream has been silent; a non-zero return (-errno) ends the
   // wait with that error. Turns on the readiness wait, like the probe.
@@ -63,6 +74,10 @@ class FrameReader {
 
  private:
   int fill(std::size_t at_least);
+  // recv_ready at `at` for `room()` bytes, tried until bytes (or an error, or the end) come or
+  // spin_us_ passed: the count, or -EAGAIN.
+  template <class Room>
+  long spin(Room room);
 
   // Frees what `new (std::align_val_t{64}) std::byte[n]` made.
   struct AlignedDelete {
@@ -80,6 +95,7 @@ class FrameReader {
   std::function<bool()> probe_;
   std::function<int()> before_read_;
   int idle_interval_ms_ = -1;
+  int spin_us_ = 0;
   std::function<int(std::int64_t)> on_idle_;
 };
 

@@ -106,6 +106,12 @@ RIG_API Backend default_backend();
 const char* backend_name(Backend b);
 // Whether io_uring rings can be set up here (probed once).
 bool uring_available();
+// Whether the io_uring backend's rings poll their submission queues from one kernel thread
+// shared by every ring of the process (IORING_SETUP_SQPOLL with ATTACH_WQ; "iou-sqp-PID" in
+// /proc), so that a submission costs no system call while that thread polls: RIG_SQPOLL=1|on or
+// 0|off if set, else on from 8 usable CPUs (below, the thread's spinning core is missed more
+// than the calls it saves). A ring that cannot be set up so runs without. Decided once.
+RIG_API bool sq_polling();
 
 // "Pick the zero-copy threshold from the peer": see SendOptions::zc_bytes.
 inline constexpr std::size_t kSendZcAuto = SIZE_MAX;

@@ -52,6 +52,10 @@ struct LinkOptions {
   // busy in one launch longer than silence_ms also fails the job: raise it for such programs.
   int keepalive_ms = 1000;
   int silence_ms = 30000;
+  // Polling mode: the receiving thread asks for bytes without waiting for up to poll_us
+  // microseconds before it sleeps (engine::FrameReader::set_spin_us): lower latency for a
+  // core's worth of CPU while it spins. Default: RIG_POLL_US, else 0 (off). See docs/TUNING.md.
+  int poll_us = engine::default_poll_us();
   // Where submit packs strided rows: unset, the connection's staging pool (reused chunks,
   // registered as fixed buffers within RLIMIT_MEMLOCK); set, this allocator, per submit.
   StagingAllocator staging{};
