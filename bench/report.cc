@@ -44,6 +44,7 @@ constexpr CounterField kCounterFields[] = {
     {"payload_bytes_direct", &engine::Counters::payload_bytes_direct, &CounterSnapshot::payload_bytes_direct},
     {"bytes_striped_out", &engine::Counters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
     {"bytes_striped_in", &engine::Counters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
+    {"spin_reads", &engine::Counters::spin_reads, &CounterSnapshot::spin_reads},
 };
 
 Json counters_json(const CounterSnapshot& c) {
