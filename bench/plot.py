@@ -5,7 +5,7 @@ lines.
     plot.py --results rig-bench.json [--references references.json] --out bandwidth.png
 
 --results is what `rig-bench --json` writes; --references is what scripts/bench writes (every
-reference whose unit is GB/s becomes a line). Needs matplotlib (Debian: python3-matplotlib).
+reference whose unit is GB/s becomes a line, dotted if it is information only). Needs matplotlib (Debian: python3-matplotlib).
 """
 import argparse
 import json
@@ -57,8 +57,9 @@ def main():
                 ax.plot([f["size"]], [f["value"]], marker, markersize=9, label=label)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, r in enumerate(references):
-        ax.axhline(r["value"], linestyle="--", linewidth=1.2, color=colors[(i + 4) % len(colors)],
-                   label=f"{r['label']}: {r['value']:.2f} GB/s")
+        info = r.get("info_only", False)  # drawn dotted: never a ratio's reference
+        ax.axhline(r["value"], linestyle=":" if info else "--", linewidth=1.2, color=colors[(i + 4) % len(colors)],
+                   label=f"{r['label']}: {r['value']:.2f} GB/s" + (" (information only)" if info else ""))
 
     ax.set_xscale("log", base=2)
     ticks = sorted(sizes)

@@ -54,9 +54,13 @@ int Connection::send_combined(std::span<const iovec> iov) {
   Posted* head = posted_.load(std::memory_order_relaxed);
   do {
     me.next = head;
-    // seq_cst (a release and more): publishes me to the holder's exchange, and orders the push
-    // before our try_take against a releaser's check of posted_ (see release()).
-  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_seq_cst, std::memory_order_relaxed));
+    // release: publishes me to the holder's acquire exchange (flush_posted).
+  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_release, std::memory_order_relaxed));
+  // The push, then our look at the turn (try_take); a releaser does the mirror: passes the turn,
+  // then looks at posted_ (release()). Store-buffering: without a seq_cst fence on each side,
+  // both could read the old value (we see the turn held, it sees nothing posted) and the
+  // message would wait for the 200 us backstop below. Pairs with the fence in release().
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   for (;;) {
     // acquire: pairs with flush_posted's release exchange.
     std::uint32_t st = me.state.load(std::memory_order_acquire);
@@ -83,7 +87,11 @@ void Connection::release() {
   turn_.pass();
   // Whatever was posted while the turn was held: send it now if nobody else holds the turn
   // (a holder that comes later drains it on its own release).
-  while (posted_.load(std::memory_order_seq_cst) != nullptr && turn_.try_take()) {
+  for (;;) {
+    // seq_cst fence after each pass: pairs with the one in send_combined (after the push,
+    // before its try_take), so that a poster that saw the turn held has its push seen here.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (posted_.load(std::memory_order_relaxed) == nullptr || !turn_.try_take()) return;
     flush_posted();
     turn_.pass();
   }

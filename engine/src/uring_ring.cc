@@ -113,6 +113,20 @@ int Ring::submit(unsigned own) {
     return rc < 0 && rc != -EINTR ? rc : 0;
   }
   count_syscall();  // io_uring_enter, which also waits for the first completions
+  if (wait_nr > own) {
+    // Waiting for the posted send's completion and the caller's own in one call has a trap on
+    // a DEFER_TASKRUN ring: the kernel wakes a waiter for "lazy" task work (a send's retry once
+    // the peer drained its socket) only when as many items are queued as completions are
+    // still awaited. A send that did not complete at once (a full socket buffer) then waits
+    // for a second item, and if the peer waits for that send's bytes before it sends what the
+    // receive awaits, for ever. So this wait is bounded: after kRideWaitUs the completions are
+    // reaped one by one (wait()), each of which any item wakes. The common case, a send that
+    // completes at once, never sees the bound.
+    __kernel_timespec ts{0, kRideWaitUs * 1000LL};
+    io_uring_cqe* ignored = nullptr;
+    const int rc = io_uring_submit_and_wait_timeout(&ring_, &ignored, wait_nr, &ts, nullptr);
+    return rc < 0 && rc != -EINTR && rc != -ETIME ? rc : 0;
+  }
   const int rc = io_uring_submit_and_wait(&ring_, wait_nr);
   return rc < 0 && rc != -EINTR ? rc : 0;
 }

@@ -27,6 +27,9 @@ namespace rig::engine {
 inline constexpr unsigned kSqThreadIdleMs = 50;
 inline constexpr int kSqPollSpinUs = 50;
 inline constexpr int kSqPollMinCpus = 8;
+// How long the call that submits a posted send with an operation waits for both completions
+// before it reaps them one by one (see Ring::submit).
+inline constexpr long kRideWaitUs = 5000;
 
 class Ring {
  public:

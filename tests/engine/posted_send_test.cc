@@ -4,9 +4,12 @@
 // these costs are measured, counts exactly what the engine asked of the kernel.
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <numeric>
@@ -52,6 +55,13 @@ TEST_P(PostedSendTest, APostedSendArrivesWholeOnceTheNextReceiveRuns) {
 
 TEST_P(PostedSendTest, APostedSendLargerThanTheSocketBuffersArrivesInOrder) {
   Pair p = connected(GetParam());
+  // Small socket buffers: the send cannot complete at once, and the peer answers only once it
+  // has every byte. The receive waiting with the send must not keep the send's retries from
+  // running (Ring::submit's bound); if it did, the silence bound ends the receive in 10 s.
+  const int small = 64 * 1024;
+  ASSERT_EQ(::setsockopt(p.a->fd(), SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);
+  ASSERT_EQ(::setsockopt(p.b->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
+  p.a->set_recv_silence_ms(10000);
   std::vector<std::uint32_t> words(1 << 20);  // 4 MiB: far more than the kernel takes at once
   std::iota(words.begin(), words.end(), 0u);
   std::vector<std::uint32_t> got(words.size());
@@ -124,19 +134,26 @@ TEST(PostedSendCost, AReceiveThatWaitsForItsBytesStillCostsOneCallWithThePostedS
   ASSERT_EQ(p.a->recv_some(buf, sizeof buf), static_cast<long>(sizeof ping));
   const auto me = static_cast<pid_t>(::syscall(SYS_gettid));
   // The peer answers only once this thread sleeps in the kernel: the posted send has long
-  // completed by then, and the one call must still be waiting for the receive.
-  std::thread peer([&] {
-    while (!sleeping(me)) std::this_thread::yield();
-    EXPECT_EQ(p.b->send_all({&in, 1}), 0);
-  });
-  const char ask[] = "report";
-  const iovec out{const_cast<char*>(ask), sizeof ask};
-  const std::uint64_t before = my_calls();
-  ASSERT_EQ(p.a->post_send({&out, 1}), 0);
-  EXPECT_EQ(p.a->recv_some(buf, sizeof buf), static_cast<long>(sizeof ping));
-  EXPECT_EQ(p.a->finish_send(), 0);
-  EXPECT_EQ(my_calls() - before, 1u);
-  peer.join();
+  // completed by then, and the one call must still be waiting for the receive. It waits so
+  // for kRideWaitUs (5 ms, uring_ring.h) at most: a peer descheduled longer on a loaded machine
+  // costs a second call, so the best of three tries counts (one wait that ends with the send's
+  // completion costs two calls every time).
+  std::uint64_t best = UINT64_MAX;
+  for (int attempt = 0; attempt < 3 && best > 1; ++attempt) {
+    std::thread peer([&] {
+      while (!sleeping(me)) std::this_thread::yield();
+      EXPECT_EQ(p.b->send_all({&in, 1}), 0);
+    });
+    const char ask[] = "report";
+    const iovec out{const_cast<char*>(ask), sizeof ask};
+    const std::uint64_t before = my_calls();
+    ASSERT_EQ(p.a->post_send({&out, 1}), 0);
+    EXPECT_EQ(p.a->recv_some(buf, sizeof buf), static_cast<long>(sizeof ping));
+    EXPECT_EQ(p.a->finish_send(), 0);
+    best = std::min(best, my_calls() - before);
+    peer.join();
+  }
+  EXPECT_EQ(best, 1u);
 }
 
 TEST(PostedSendCost, AConnectionsPostedSendHoldsTheTurnUntilFinished) {
