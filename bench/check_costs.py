@@ -46,6 +46,9 @@ for f in j["figures"]:
         problems.append(f"{what}: receiving thread {recv}")
     if agent is None or agent["syscalls"] is None or not agent["cpu_us"] > 0:
         problems.append(f"{what}: agent {agent}")
+    roles = (sub, recv, c["client_io_uring"], agent)
+    if abs(c["total"]["syscalls"] - sum(r["syscalls"] for r in roles)) > 1e-6 * (1 + c["total"]["syscalls"]):
+        problems.append(f"{what}: total {c['total']} is not the sum of the roles")
     batches = [c[k] for k in ("messages_per_send", "frames_per_read", "agent_messages_per_send",
                                 "agent_frames_per_read")]
     if not all(b is not None and b > 0.5 for b in batches):

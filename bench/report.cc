@@ -76,6 +76,19 @@ Json costs_json(const Costs& c, const CounterSnapshot& counters) {
   o["client_recv"] = role_json(c.recv, c.count);
   o["client_io_uring"] = role_json(c.io_uring, c.count);
   o["agent"] = c.agent_measured ? role_json(c.agent, c.count) : Json(nullptr);
+  // Client and agent together (the agent's system calls only where measured): what the page-shaped
+  // floor's per-message figures compare with.
+  RoleCost total;
+  for (const RoleCost* r : {&c.submit, &c.recv, &c.io_uring, &c.agent}) {
+    if (r == &c.agent && !c.agent_measured) continue;
+    total.threads += r->threads;
+    total.syscalls += r->syscalls;
+    total.cpu_ns += r->cpu_ns;
+    total.voluntary += r->voluntary;
+    total.involuntary += r->involuntary;
+  }
+  total.syscalls_measured = c.agent_measured && c.agent.syscalls_measured;
+  o["total"] = role_json(total, c.count);
   o["messages_per_send"] = number(ratio(counters.messages_sent, counters.send_calls));
   o["frames_per_read"] = number(ratio(counters.messages_received, counters.reads));
   o["agent_messages_per_send"] = c.agent_batches ? number(ratio(c.agent_messages_sent, c.agent_send_calls)) : Json(nullptr);
