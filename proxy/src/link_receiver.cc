@@ -157,8 +157,11 @@ bool Link::complete_request(std::uint64_t id, AgentAnswer answer, const char* wh
 ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
                               std::uint64_t offset, std::uint64_t length, const char* what,
                               std::string& why) {
-  const std::string named = std::string(what) + " (device " + std::to_string(device) + ", value " +
-                            std::to_string(value) + ", part " + std::to_string(part);
+  // Only a violation names them: the success path allocates nothing.
+  const auto named = [&] {
+    return std::string(what) + " (device " + std::to_string(device) + ", value " + std::to_string(value) +
+           ", part " + std::to_string(part);
+  };
   ProxySlot* s = slot(device);
   if (s == nullptr) {
     why = "protocol violation by the agent: " + std::string(what) + " for device " +
@@ -166,12 +169,12 @@ ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uin
     return nullptr;
   }
   if (s->copies.empty()) {
-    why = "protocol violation by the agent: " + named + ") match no pending copy";
+    why = "protocol violation by the agent: " + named() + ") match no pending copy";
     return nullptr;
   }
   ClientCopy& c = s->copies.front();
   if (c.value != value || c.part != part || offset != c.landed || length > c.total - c.landed) {
-    why = "protocol violation by the agent: " + named + ", offset " + std::to_string(offset) +
+    why = "protocol violation by the agent: " + named() + ", offset " + std::to_string(offset) +
           ", length " + std::to_string(length) + ") do not match the pending copy (value " +
           std::to_string(c.value) + ", part " + std::to_string(c.part) + ", " +
           std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes landed)";
@@ -187,7 +190,7 @@ void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
       // relaxed: only this thread writes it; see expect_large_copy().
       large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    s.copies.pop();  // seq_cst: the handshake with stop
+    s.copies.pop_seq_cst();  // seq_cst: the handshake with stop (its store of stopped)
     test_hook::at(test_hook::Point::kReceiverPoppedCopy, s.device);
     if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) s.write_final_from_receiver();
   }
@@ -265,8 +268,10 @@ bool Link::on_done(const wire::Done& d, std::string& why) {
   if (!stopped) {  // a stopped proxy's values ring is freed (stop), and room runs no more
     std::size_t n = 0;
     std::uint64_t cost_end = 0;
-    const std::size_t queued = s->values.size();
-    while (n < queued && s->values.at(n).value <= d.value) cost_end = s->values.at(n++).cost_end;
+    // The values this report completes; the tail is reloaded only when the known ones run out.
+    while (s->values.has_items(n + 1) && s->values.at(n).value <= d.value) {
+      cost_end = s->values.at(n++).cost_end;
+    }
     if (n > 0) {
       s->values.pop(n);
       // release: pairs with room's acquire.

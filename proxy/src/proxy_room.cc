@@ -48,7 +48,7 @@ int Proxy::room(const rig_submission& s) const {
     ++sent;
   }
   // A deviation: what one frame cannot carry (docs/SEMANTICS.md).
-  if (handover_length(waits.count(), sent, words) > wire::kMaxControlLength) return RIG_NEVER;
+  if (wire::handover_body_bytes(waits.count(), sent, words) > wire::kMaxControlLength) return RIG_NEVER;
   // relaxed: submitted_cost is this side's own; acquire: pairs with the receiving thread's
   // release of done_cost.
   const std::uint64_t in_flight = slot_->submitted_cost.load(std::memory_order_relaxed) -

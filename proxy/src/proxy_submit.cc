@@ -1,7 +1,9 @@
 // room and submit: the hot path of a proxy.
 #include <mimalloc.h>
 
+#include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -115,16 +117,52 @@ bool Proxy::wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot*
   }
 }
 
+namespace {
+
+// One pass over the parts: what the steps below need (SubmitPlan).
+SubmitPlan plan_submission(const Link& link, const rig_submission& s) {
+  SubmitPlan plan;
+  plan.travelling.merge(link, s);
+  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
+    const rig_part& p = s.parts[i];
+    if (!part_sent(p)) continue;
+    ++plan.n_parts;
+    if (p.kind == RIG_PART_WORDS) {
+      plan.n_words += p.u.words.n_words;
+      plan.cost += std::uint64_t{p.u.words.n_words} * edge::kWord;
+      continue;
+    }
+    const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
+    plan.cost += total;
+    if (p.u.copy.dst.host != nullptr) ++plan.n_into;
+    if (p.u.copy.src.host == nullptr) continue;
+    // Its bytes follow the handover: in chunks, in place, packed through staging memory (had,
+    // or known to exist, before anything is recorded or sent), or striped over the link's data
+    // connections (their rows go out in place).
+    plan.from_client = true;
+    plan.chunks += (total + Proxy::kChunkBytes - 1) / Proxy::kChunkBytes;
+    if (link.stripes_copy(total)) {
+      plan.striped = true;
+    } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
+      plan.staging_bytes = std::max(plan.staging_bytes, std::min(Proxy::kChunkBytes, total));
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
 // Before a submission with a copy from this process's memory, the work it follows must be done
 // here: every wait's word (travelling ones at their merged value) and this proxy's last value
 // with a copy into this process's memory. Other waits that stay here are waited for in any case.
 // Returns false once the job is over.
-bool Proxy::wait_here(const rig_submission& s, const TravellingWaits& t, bool from_client) {
+bool Proxy::wait_here(const rig_submission& s, const SubmitPlan& plan) {
   for (std::uint32_t i = 0; i < s.n_waits; ++i) {
     const rig_wait& w = s.waits[i];
     if (link_wait_slot(link_, w) == nullptr && !wait_word(w.word, w.value, nullptr)) return false;
   }
-  if (!from_client) return true;  // the agent waits for the travelling ones
+  if (!plan.from_client) return true;  // the agent waits for the travelling ones
+  const TravellingWaits& t = plan.travelling;
   for (std::uint64_t m = t.devices; m != 0; m &= m - 1) {
     ProxySlot* ws = link_.slot(static_cast<std::uint32_t>(std::countr_zero(m)));
     if (!wait_word(ws->word, t.value[ws->device], ws)) return false;
@@ -134,87 +172,65 @@ bool Proxy::wait_here(const rig_submission& s, const TravellingWaits& t, bool fr
   return last_in == 0 || wait_word(word_, last_in, slot_);
 }
 
-// The handover message into message_: header, fixed part, waits, parts (those sent), words.
-// false: no memory for it.
-bool Proxy::encode(const rig_submission& s, std::uint64_t value, const TravellingWaits& t) {
-  std::uint32_t n_words = 0, n_parts = 0;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    if (!part_sent(s.parts[i])) continue;
-    ++n_parts;
-    if (s.parts[i].kind == RIG_PART_WORDS) n_words += s.parts[i].u.words.n_words;
-  }
-  const std::size_t body = handover_length(t.count(), n_parts, n_words);
+// The handover message into message_, in one pass over the parts: header, fixed part, waits,
+// parts (those sent), words. false: no memory for it.
+bool Proxy::encode(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan) {
+  const TravellingWaits& t = plan.travelling;
+  const wire::Handover h{account_.id, t.count(), value, plan.n_parts, plan.n_words};
   try {
-    message_.resize(sizeof(wire::FrameHeader) + body);
+    message_.resize(wire::HandoverWriter::frame_bytes(h));
   } catch (const std::bad_alloc&) {
     return false;
   }
-  std::byte* out = message_.data();
-  auto put = [&out](const auto& v) {
-    std::memcpy(out, &v, sizeof v);
-    out += sizeof v;
-  };
-  put(wire::frame(wire::MsgType::kHandover, wire::Handover{account_.id, t.count(), value, n_parts, n_words},
-                  body - sizeof(wire::Handover)));
+  wire::HandoverWriter out(message_.data(), h);
   for (std::uint64_t m = t.devices; m != 0; m &= m - 1) {
     const auto d = static_cast<std::uint32_t>(std::countr_zero(m));
-    put(wire::Wait{d, 0, t.value[d]});
+    out.wait(wire::Wait{d, 0, t.value[d]});
   }
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    if (part_sent(s.parts[i])) put(wire_part(s.parts[i]));
-  }
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (p.kind == RIG_PART_WORDS && p.u.words.n_words > 0) {
-      std::memcpy(out, p.u.words.words, std::size_t{p.u.words.n_words} * 4);
-      out += std::size_t{p.u.words.n_words} * 4;
-    }
-  }
+  each_sent_part(s, [&out](const rig_part& p, std::uint32_t) {
+    out.part(wire_part(p));
+    if (p.kind == RIG_PART_WORDS) out.words(p.u.words.words, p.u.words.n_words);
+    return true;
+  });
+  assert(out.complete());
   return true;
+}
+
+// Waits until the rings have room for `n_into` copy records and one value. false once the job
+// is over.
+bool Proxy::wait_for_records(std::uint32_t n_into) {
+  ProxySlot& slot = *slot_;
+  for (;;) {
+    const std::uint32_t events = slot.events.current();
+    if (slot.copies.has_room(n_into) && slot.values.has_room(1)) return true;
+    if (job_->over()) return false;
+    slot.events.wait(events, 50'000'000);
+  }
 }
 
 // Records the copies into this process's memory (by their part's index on the wire) and the
 // value, and publishes them to the receiving thread, before the message leaves (its reports may
 // come back at once). false once the job is over while it waits for ring room.
-bool Proxy::record(const rig_submission& s, std::uint64_t value) {
+bool Proxy::record(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan) {
   ProxySlot& slot = *slot_;
-  std::uint32_t n_into = 0;
-  std::uint64_t cost = 0;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (!part_sent(p)) continue;
-    if (p.kind == RIG_PART_WORDS) {
-      cost += std::uint64_t{p.u.words.n_words} * edge::kWord;
-    } else {
-      cost += p.u.copy.rows * p.u.copy.row_bytes;
-      if (p.u.copy.dst.host != nullptr) ++n_into;
-    }
-  }
-  for (;;) {
-    const std::uint32_t events = slot.events.current();
-    if (slot.copies.free_slots() >= n_into && slot.values.free_slots() >= 1) break;
-    if (job_->over()) return false;
-    slot.events.wait(events, 50'000'000);
-  }
+  if (!wait_for_records(plan.n_into)) return false;
   std::size_t k = 0;
-  std::uint32_t wi = 0;  // the part's index on the wire
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (!part_sent(p)) continue;
-    const std::uint32_t part = wi++;
-    if (p.kind != RIG_PART_COPY || p.u.copy.dst.host == nullptr) continue;
+  const auto record_copy = [&](const rig_part& p, std::uint32_t part) {
+    if (p.kind != RIG_PART_COPY || p.u.copy.dst.host == nullptr) return true;
     const rig_copy& c = p.u.copy;
     ClientCopy& rec = slot.copies.claim(k++);
     rec = ClientCopy{value, part, static_cast<std::byte*>(c.dst.host), c.rows, c.row_bytes,
                      c.rows > 1 ? c.dst_pitch : c.row_bytes, c.rows * c.row_bytes, 0};
     if (rec.total >= Link::kZeroCopyBytes) link_.expect_large_copy();
-  }
-  const std::uint64_t cost_end = slot.submitted_cost.load(std::memory_order_relaxed) + cost;
+    return k < plan.n_into;  // none after the last
+  };
+  if (plan.n_into > 0) each_sent_part(s, record_copy);
+  const std::uint64_t cost_end = slot.submitted_cost.load(std::memory_order_relaxed) + plan.cost;
   slot.values.claim() = SubmittedValue{value, cost_end};
   // relaxed: only room/submit read it; the records' release below orders nothing for it.
   slot.submitted_cost.store(cost_end, std::memory_order_relaxed);
-  if (n_into > 0) slot.last_client_dst_value.store(value, std::memory_order_relaxed);
-  slot.copies.publish(n_into);  // release: the records are complete
+  if (plan.n_into > 0) slot.last_client_dst_value.store(value, std::memory_order_relaxed);
+  slot.copies.publish(plan.n_into);  // release: the records are complete
   slot.values.publish(1);
   return true;
 }
@@ -224,42 +240,19 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   // and stop's acquire (the last value given to submit, also when this submit fails).
   slot_->last_submitted.store(value, std::memory_order_release);
   if (job_->over()) return fail_submit(why, job_->fault_text());
-  bool from_client = false;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    from_client = from_client || (part_sent(p) && p.kind == RIG_PART_COPY && p.u.copy.src.host != nullptr);
-  }
-  TravellingWaits travelling;
-  travelling.merge(link_, s);
-  if (!wait_here(s, travelling, from_client)) return fail_submit(why, job_->fault_text());
-
-  // Staging for strided rows from this process's memory: had (or known to exist) before
-  // anything is recorded or sent. Copies striped over the link's data connections need none:
-  // their rows go out in place.
+  const SubmitPlan plan = plan_submission(link_, s);
+  if (!wait_here(s, plan)) return fail_submit(why, job_->fault_text());
   Staging staging(link_.staging(), link_.connection());
-  std::uint64_t staging_bytes = 0;
-  bool striped = false;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (!part_sent(p) || p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
-    const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
-    if (link_.stripes_copy(total)) {
-      striped = true;
-    } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
-      staging_bytes = std::max(staging_bytes, std::min(kChunkBytes, total));
-    }
-  }
-  if (staging_bytes > 0 && !staging.get(staging_bytes)) return fail_submit(why, "out of memory for a hand-over");
-  const bool posted = staging_bytes == 0 && !striped;
-  if (!encode(s, value, travelling) || (posted && !reserve_posted(s))) {
+  if (plan.staging_bytes > 0 && !staging.get(plan.staging_bytes)) return fail_submit(why, "out of memory for a hand-over");
+  if (!encode(s, value, plan) || (plan.posted() && !reserve_posted(plan))) {
     return fail_submit(why, "out of memory for a hand-over");
   }
-  if (!record(s, value)) return fail_submit(why, job_->fault_text());
+  if (!record(s, value, plan)) return fail_submit(why, job_->fault_text());
 
   // From here on the agent may hold a handover of this proxy: its account stays taken.
   // release: pairs with register_proxy's acquire.
   slot_->handed_over.store(true, std::memory_order_release);
-  const int rc = posted ? send_posted(s, value) : send_holding(s, value, staging);
+  const int rc = plan.posted() ? send_posted(s, value) : send_holding(s, value, staging);
   if (rc != 0) {
     job_->fail("link to agent " + link_.endpoint() + ": send failed: " + std::strerror(-rc));
     return fail_submit(why, job_->fault_text());
@@ -269,19 +262,12 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
 
 // Reserves what send_posted needs (a bytes header per chunk of each copy from here), so that
 // it allocates nothing once the handover is recorded. false: no memory.
-bool Proxy::reserve_posted(const rig_submission& s) {
-  std::size_t chunks = 0;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (part_sent(p) && p.kind == RIG_PART_COPY && p.u.copy.src.host != nullptr) {
-      chunks += (p.u.copy.rows * p.u.copy.row_bytes + kChunkBytes - 1) / kChunkBytes;
-    }
-  }
+bool Proxy::reserve_posted(const SubmitPlan& plan) {
   try {
     bytes_headers_.clear();
-    bytes_headers_.reserve(chunks);  // no reallocation below: the iovecs point into it
+    bytes_headers_.reserve(plan.chunks);  // no reallocation below: the iovecs point into it
     iov_.clear();
-    iov_.reserve(1 + 2 * chunks);
+    iov_.reserve(1 + 2 * plan.chunks);
   } catch (const std::bad_alloc&) {
     return false;
   }
@@ -293,22 +279,18 @@ bool Proxy::reserve_posted(const rig_submission& s) {
 // threads' messages (the posted message stays whole, in order). 0 or -errno.
 int Proxy::send_posted(const rig_submission& s, std::uint64_t value) {
   iov_.push_back({message_.data(), message_.size()});
-  std::uint32_t wi = 0;
-  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (!part_sent(p)) continue;
-    const std::uint32_t part = wi++;
-    if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
+  each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
+    if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
     const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
     const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
     for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
       const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
-      bytes_headers_.push_back(
-          wire::frame(wire::MsgType::kBytes, wire::Bytes{account_.id, part, value, at, n, 0}, n));
+      bytes_headers_.push_back(wire::encode(wire::Bytes{account_.id, part, value, at, n, 0}));
       iov_.push_back(engine::to_iov(&bytes_headers_.back(), sizeof(BytesHeader)));
       iov_.push_back(engine::to_iov(src + at, n));
     }
-  }
+    return true;
+  });
   return link_.connection().send_combined(iov_);
 }
 
@@ -321,23 +303,20 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
   const engine::StagingPool::Chunk chunk = staging.wanted() ? staging.chunk() : engine::StagingPool::Chunk{};
   const iovec msg{message_.data(), message_.size()};
   int rc = conn.send_holding_turn({&msg, 1});
-  std::uint32_t wi = 0;
-  for (std::uint32_t i = 0; rc == 0 && i < s.n_parts; ++i) {
-    const rig_part& p = s.parts[i];
-    if (!part_sent(p)) continue;
-    const std::uint32_t part = wi++;
-    if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) continue;
+  each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
+    if (rc != 0) return false;
+    if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
     const rig_copy& c = p.u.copy;
     const std::uint64_t total = c.rows * c.row_bytes;
     const bool in_place = contiguous(c, c.src_pitch);
     if (link_.stripes_copy(total)) {
       rc = link_.send_striped(account_.id, part, value, c.src.host, c.row_bytes,
                               in_place ? c.row_bytes : c.src_pitch, 0, total);
-      continue;
+      return true;
     }
     for (std::uint64_t at = 0; rc == 0 && at < total; at += kChunkBytes) {
       const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
-      const auto hdr = wire::frame(wire::MsgType::kBytes, wire::Bytes{account_.id, part, value, at, n, 0}, n);
+      const auto hdr = wire::encode(wire::Bytes{account_.id, part, value, at, n, 0});
       const std::byte* src = static_cast<const std::byte*>(c.src.host);
       const void* payload = src + at;
       if (!in_place) {
@@ -351,7 +330,8 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
       // memory until it returns (after the notification if it went zero-copy).
       rc = in_place ? conn.send_holding_turn(iov) : conn.send_staged({iov, 1}, chunk, n);
     }
-  }
+    return true;
+  });
   return rc;
 }
 

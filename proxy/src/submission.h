@@ -3,6 +3,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 
 #include "proxy_slot.h"
@@ -51,10 +52,33 @@ struct TravellingWaits {
   std::uint32_t count() const { return static_cast<std::uint32_t>(std::popcount(devices)); }
 };
 
-// The body length of the handover message (what check_header bounds by kMaxControlLength).
-inline std::uint64_t handover_length(std::uint32_t waits, std::uint64_t parts, std::uint64_t words) {
-  return sizeof(wire::Handover) + std::uint64_t{waits} * sizeof(wire::Wait) +
-         parts * sizeof(wire::Part) + words * 4;
+// What submit needs to know of a submission, gathered in one pass over its parts
+// (plan_submission, proxy_submit.cc) before its steps: wait here, encode, record, send.
+struct SubmitPlan {
+  TravellingWaits travelling;
+  std::uint32_t n_parts = 0;  // parts that go on the wire (part_sent)
+  std::uint32_t n_words = 0;  // the words of its words parts
+  std::uint32_t n_into = 0;   // copies into this process's memory: one record each
+  std::uint64_t cost = 0;     // bytes of its copies and words, towards the proxy's 64 MiB
+  bool from_client = false;   // a copy from this process's memory: its bytes follow the handover
+  bool striped = false;       // one of those goes over the link's stripes
+  std::uint64_t staging_bytes = 0;  // memory to pack strided rows into (the largest chunk)
+  std::size_t chunks = 0;     // kBytes messages of the copies from this process's memory
+  // Whether the handover and its bytes leave as one posted message (no rows to pack, nothing
+  // striped), or holding the connection's turn.
+  bool posted() const { return staging_bytes == 0 && !striped; }
+};
+
+// Calls fn(part, its index on the wire) for each part that goes on the wire, in order, while
+// fn returns true. Returns false if fn stopped it.
+template <class Fn>
+bool each_sent_part(const rig_submission& s, Fn&& fn) {
+  std::uint32_t wi = 0;
+  for (std::uint32_t i = 0; i < s.n_parts; ++i) {
+    if (!part_sent(s.parts[i])) continue;
+    if (!fn(s.parts[i], wi++)) return false;
+  }
+  return true;
 }
 
 }  // namespace rig::remote

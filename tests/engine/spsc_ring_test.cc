@@ -40,5 +40,49 @@ TEST(SpscRing, ConsumerSeesEveryPublishedItemInOrder) {
   EXPECT_TRUE(ring.drained());
 }
 
+// Each side keeps a copy of the other's index: a copy that showed the ring full or empty must be
+// reloaded, or the side would never see the other's progress.
+TEST(SpscRing, TheProducerSeesTheSlotsTheConsumerFreedAfterTheRingWasFull) {
+  SpscRing<int> ring(4);
+  ASSERT_TRUE(ring.has_room(4));
+  for (int k = 0; k < 4; ++k) ring.claim(static_cast<std::size_t>(k)) = k;
+  ring.publish(4);
+  EXPECT_EQ(ring.free_slots(), 0u);
+  EXPECT_FALSE(ring.has_room(1));
+  ASSERT_TRUE(ring.has_items(4));
+  ring.pop(2);
+  EXPECT_EQ(ring.free_slots(), 2u);
+  EXPECT_TRUE(ring.has_room(2));
+  EXPECT_FALSE(ring.has_room(3));
+  ring.claim(0) = 4;
+  ring.claim(1) = 5;
+  ring.publish(2);
+  for (int want = 2; want <= 5; ++want) {
+    ASSERT_FALSE(ring.empty());
+    EXPECT_EQ(ring.front(), want);
+    ring.pop();
+  }
+  EXPECT_TRUE(ring.drained());
+}
+
+TEST(SpscRing, TheConsumerSeesItemsPublishedAfterItFoundTheRingEmpty) {
+  SpscRing<int> ring(8);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.size(), 0u);
+  ASSERT_TRUE(ring.has_room(1));
+  ring.claim() = 7;
+  ring.publish();
+  ASSERT_FALSE(ring.empty());
+  EXPECT_EQ(ring.front(), 7);
+  ring.claim() = 8;
+  ring.claim(1) = 9;
+  ring.publish(2);
+  EXPECT_TRUE(ring.has_items(3)) << "the consumer must reload the tail when its copy shows too few";
+  EXPECT_EQ(ring.at(2), 9);
+  ring.pop_seq_cst(3);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_TRUE(ring.drained());
+}
+
 }  // namespace
 }  // namespace rig::engine

@@ -447,6 +447,70 @@ TEST(Layout, FramedHelloStartsWithTheMagicRIGR) {
   }
 }
 
+// The encoders (one per message, beside its decoder): the type is the message's own, and the
+// length is what its own fields announce, so check_header accepts what they frame.
+template <class M>
+::testing::AssertionResult FramedAs(const Framed<M>& f, MsgType type, std::uint64_t tail) {
+  if (f.header.type != static_cast<std::uint16_t>(type)) {
+    return ::testing::AssertionFailure() << "type " << f.header.type << ", expected " << type_name(static_cast<std::uint16_t>(type));
+  }
+  if (f.header.length != sizeof(M) + tail) {
+    return ::testing::AssertionFailure() << "length " << f.header.length << ", expected " << sizeof(M) + tail;
+  }
+  if (f.header.flags != 0) return ::testing::AssertionFailure() << "flags set";
+  if (const char* bad = check_header(f.header)) return ::testing::AssertionFailure() << bad;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Encoders, EveryMessageIsFramedWithItsTypeAndTheLengthItsFieldsAnnounce) {
+  EXPECT_TRUE(FramedAs(wire::encode(a_hello()), MsgType::kHello, 0));
+  Welcome w{kMagic, kVersion, 0, kFeaturePrograms, 3};
+  EXPECT_TRUE(FramedAs(wire::encode(w), MsgType::kWelcome, 3 * sizeof(Account)));
+  Request r{};
+  r.kind = static_cast<std::uint16_t>(RequestKind::kImage);
+  r.tail_length = 1000;
+  EXPECT_TRUE(FramedAs(wire::encode(r), MsgType::kRequest, 1000));
+  EXPECT_TRUE(FramedAs(wire::encode(Answer{1, 1, 0, 17, 0}), MsgType::kAnswer, 17));
+  EXPECT_TRUE(FramedAs(wire::encode(Release{5, 1, 0, 0}), MsgType::kRelease, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Handover{1, 2, 9, 3, 4}), MsgType::kHandover, 2 * 16 + 3 * 88 + 4 * 4));
+  EXPECT_TRUE(FramedAs(wire::encode(Bytes{1, 0, 9, 0, 4096, 0}), MsgType::kBytes, 4096));
+  EXPECT_TRUE(FramedAs(wire::encode(Done{1, 0, 9}), MsgType::kDone, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Failure{kNoDevice, 12}), MsgType::kFailure, 12));
+  EXPECT_TRUE(FramedAs(wire::encode(Close{0}), MsgType::kClose, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Ping{7}), MsgType::kPing, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(StripeGrant{1, 4, 0}), MsgType::kStripeGrant, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Join{kMagic, kVersion, 0, 2, 0, 64, 1}), MsgType::kJoin, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Striped{1, 0, 9, 0, 100, 50}), MsgType::kStriped, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Challenge{}), MsgType::kChallenge, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Proof{}), MsgType::kProof, 0));
+}
+
+TEST(Encoders, AHandoverWrittenPartByPartIsTheFrameOfItsWaitsPartsAndWords) {
+  const HandoverMsg m = a_handover();
+  const Encoded want = m.build();
+  Handover h = m.fixed;
+  h.n_waits = static_cast<std::uint32_t>(m.waits.size());
+  h.n_parts = static_cast<std::uint32_t>(m.parts.size());
+  h.n_words = static_cast<std::uint32_t>(m.words.size());
+  ASSERT_EQ(HandoverWriter::frame_bytes(h), want.frame.size());
+  std::vector<std::byte> got(want.frame.size(), std::byte{0xee});
+  HandoverWriter out(got.data(), h);
+  // Interleaved as a sender fills them in one pass: each words part's words after its part.
+  out.part(m.parts[0]);
+  out.wait(m.waits[0]);
+  out.part(m.parts[1]);
+  out.part(m.parts[2]);
+  out.part(m.parts[3]);
+  out.words(m.words.data(), 3);
+  EXPECT_FALSE(out.complete());
+  out.wait(m.waits[1]);
+  out.part(m.parts[4]);
+  out.words(m.words.data() + 3, 1);
+  out.words(nullptr, 0);  // a words part without words writes nothing
+  EXPECT_TRUE(out.complete());
+  EXPECT_EQ(got, want.frame);
+}
+
 TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
   EXPECT_EQ(fixed_size(MsgType::kHello), 48u);
   EXPECT_EQ(fixed_size(MsgType::kWelcome), 48u);

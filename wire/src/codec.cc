@@ -291,9 +291,7 @@ bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why
   if (h.n_waits > kMaxWaits) return fail(why, "handover", "too many waits");
   if (h.n_parts > kMaxParts) return fail(why, "handover", "too many parts");
   if (h.n_words > kMaxWords) return fail(why, "handover", "too many words");
-  const std::size_t want = sizeof(Handover) + std::size_t{h.n_waits} * sizeof(Wait) +
-                           std::size_t{h.n_parts} * sizeof(Part) +
-                           std::size_t{h.n_words} * sizeof(std::uint32_t);
+  const std::uint64_t want = handover_body_bytes(h.n_waits, h.n_parts, h.n_words);
   if (body.size() != want) {
     return fail(why, "handover", "length " + std::to_string(body.size()) +
                                      " does not match its counts (expected " +

@@ -30,7 +30,7 @@ namespace rig::remote {
 
 struct ProxySlot;
 struct Staging;
-struct TravellingWaits;
+struct SubmitPlan;
 class Proxy;
 
 // A region: an agent object named by an id of the job, or a proxy's timeline word.
@@ -153,10 +153,11 @@ class RIG_API Proxy {
   int fail_submit(const char** why, std::string text);
   bool wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot* same_link);
   // submit's steps (proxy_submit.cc).
-  bool wait_here(const rig_submission& s, const TravellingWaits& t, bool from_client);
-  bool encode(const rig_submission& s, std::uint64_t value, const TravellingWaits& t);
-  bool record(const rig_submission& s, std::uint64_t value);
-  bool reserve_posted(const rig_submission& s);
+  bool wait_here(const rig_submission& s, const SubmitPlan& plan);
+  bool encode(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan);
+  bool wait_for_records(std::uint32_t n_into);
+  bool record(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan);
+  bool reserve_posted(const SubmitPlan& plan);
   int send_posted(const rig_submission& s, std::uint64_t value);
   int send_holding(const rig_submission& s, std::uint64_t value, Staging& staging);
 
