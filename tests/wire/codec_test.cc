@@ -483,6 +483,8 @@ TEST(Encoders, EveryMessageIsFramedWithItsTypeAndTheLengthItsFieldsAnnounce) {
   EXPECT_TRUE(FramedAs(wire::encode(Striped{1, 0, 9, 0, 100, 50}), MsgType::kStriped, 0));
   EXPECT_TRUE(FramedAs(wire::encode(Challenge{}), MsgType::kChallenge, 0));
   EXPECT_TRUE(FramedAs(wire::encode(Proof{}), MsgType::kProof, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(StatusQuery{1, 0}), MsgType::kStatusQuery, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Status{1, 300, 0}), MsgType::kStatus, 300));
 }
 
 TEST(Encoders, AHandoverWrittenPartByPartIsTheFrameOfItsWaitsPartsAndWords) {

@@ -442,7 +442,7 @@ bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why)
 }
 
 Framed<StatusQuery> encode_status_query(std::uint64_t id) {
-  return frame(MsgType::kStatusQuery, StatusQuery{id, 0});
+  return encode(StatusQuery{id, 0});
 }
 
 bool decode(std::span<const std::byte> body, StatusView& out, std::string& why) {
@@ -467,7 +467,7 @@ bool encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out,
     return fail(why, "status", "text of " + std::to_string(text.size()) + " bytes outside 1.." +
                                    std::to_string(kMaxStatusText));
   }
-  out = frame(MsgType::kStatus, Status{id, static_cast<std::uint32_t>(text.size()), 0}, text.size());
+  out = encode(Status{id, static_cast<std::uint32_t>(text.size()), 0});
   return true;
 }
 

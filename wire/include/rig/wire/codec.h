@@ -203,6 +203,15 @@ struct StatusView {
 bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why);
 // id not 0, reserved 0, text_length in 1..kMaxStatusText, length = 16 + text_length exactly.
 bool decode(std::span<const std::byte> body, StatusView& out, std::string& why);
+template <>
+struct TypeOf<StatusQuery> {
+  static constexpr MsgType value = MsgType::kStatusQuery;
+};
+template <>
+struct TypeOf<Status> {
+  static constexpr MsgType value = MsgType::kStatus;
+};
+constexpr std::uint64_t tail_bytes(const Status& m) { return m.text_length; }
 // A kStatusQuery frame, ready to send.
 Framed<StatusQuery> encode_status_query(std::uint64_t id);
 // kStatus's header and fixed part for `text`, which is sent right after them as the tail. False
