@@ -19,17 +19,30 @@ using harness::Work;
 void time_copies(Fixture& fx, const Settings& s, Figure& f, std::uint64_t bytes, std::uint64_t per_batch,
                  const std::function<void()>& before, const std::function<std::uint64_t(std::uint64_t)>& submit,
                  const std::function<void()>& after) {
+  // The costs count the submitting thread over its timed batches only (not its poisoning and
+  // checks), the other threads over the whole figure (they are idle between batches).
+  CostMeter meter(fx.link(), fx.agent_watch());
+  meter.begin();
   const CounterSnapshot c0 = CounterSnapshot::of(fx.link().counters());
   const Timed t = repeat_timed(
-      s.min_time, 1, before,
+      s.min_time, 1,
+      [&] {
+        before();
+        meter.caller_start();
+      },
       [&] {
         std::uint64_t last = 0;
         for (std::uint64_t i = 0; i < per_batch; ++i) last = submit(i);
         fx.dev().wait(last);
         return per_batch;
       },
-      after);
+      [&] {
+        meter.caller_stop();
+        after();
+      });
   f.counters = CounterSnapshot::of(fx.link().counters()) - c0;
+  meter.end();
+  f.costs = meter.costs("GiB", static_cast<double>(t.items) * static_cast<double>(bytes) / double(1ull << 30));
   f.items = t.items;
   f.seconds = t.seconds;
   f.unit = "GB/s";

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "costs.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/link.h"
 
@@ -24,6 +25,9 @@ class Fixture {
 
   harness::Driven& dev() { return dev_; }
   remote::Link& link() { return link_; }
+  // Where each figure's agent-side costs come from (rig_bench.cc sets it before any figure).
+  void set_agent_watch(AgentWatch& watch) { agent_watch_ = &watch; }
+  AgentWatch& agent_watch() { return *agent_watch_; }
   std::uint64_t bytes() const { return bytes_; }
   const remote::Region& a() const { return a_; }
   const remote::Region& b() const { return b_; }
@@ -44,6 +48,7 @@ class Fixture {
 
  private:
   remote::Link& link_;
+  AgentWatch* agent_watch_ = nullptr;
   std::uint64_t bytes_;
   harness::Driven dev_;
   remote::Region a_{}, b_{};

@@ -56,8 +56,13 @@ void round_trip(Fixture& fx, const Settings& s, Report& report) {
   us.reserve(s.rtt_count);
   const std::uint32_t warmup = std::min<std::uint32_t>(200, s.rtt_count);
   const CounterSnapshot c0 = CounterSnapshot::of(fx.link().counters());
+  CostMeter meter(fx.link(), fx.agent_watch());  // over the timed round trips, not the warm-up
   double total = 0;
   for (std::uint32_t i = 0; i < warmup + s.rtt_count; ++i) {
+    if (i == warmup) {
+      meter.begin();
+      meter.caller_start();
+    }
     const std::uint64_t off = (i * 7919ull % slots) * s.tiny_bytes;  // a different slot each time
     poison({small.get(), s.tiny_bytes});
     Work w;
@@ -71,13 +76,16 @@ void round_trip(Fixture& fx, const Settings& s, Report& report) {
       total += dt;
     }
   }
+  meter.caller_stop();
+  meter.end();
   const CounterSnapshot counters = CounterSnapshot::of(fx.link().counters()) - c0;
   const double p50 = percentile(us, 50), p99 = percentile(us, 99);
   const std::string detail = "submit to word seen, one at a time, " + std::to_string(warmup) + " warm-up";
+  const Costs costs = meter.costs("handover", s.rtt_count);
   report.add(Figure{"handover_rtt_p50", "tiny handover round trip p50", s.tiny_bytes, p50, "us", s.rtt_count,
-                    total, detail, counters});
+                    total, detail, counters, costs});
   report.add(Figure{"handover_rtt_p99", "tiny handover round trip p99", s.tiny_bytes, p99, "us", s.rtt_count,
-                    total, detail, counters});
+                    total, detail, counters, costs});
   progress("tiny handover round trip: p50 %.1f us, p99 %.1f us over %u", p50, p99, s.rtt_count);
 }
 
@@ -86,14 +94,21 @@ void pipelined_one_thread(Fixture& fx, const Settings& s, Report& report) {
   auto dst = std::make_unique<std::byte[]>(std::uint64_t{s.pipeline} * s.tiny_bytes);
   std::uint64_t first = 0;
   pipelined_batch(lane, s, first, std::min<std::uint32_t>(s.pipeline, 256), dst.get());  // warm-up
+  CostMeter meter(fx.link(), fx.agent_watch());
+  meter.begin();
   const CounterSnapshot c0 = CounterSnapshot::of(fx.link().counters());
   const Timed t = repeat_timed(
-      s.min_time, 1, [&] { poison({dst.get(), std::uint64_t{s.pipeline} * s.tiny_bytes}); },
+      s.min_time, 1,
+      [&] {
+        poison({dst.get(), std::uint64_t{s.pipeline} * s.tiny_bytes});
+        meter.caller_start();
+      },
       [&] {
         pipelined_batch(lane, s, first, s.pipeline, dst.get());
         return s.pipeline;
       },
       [&] {
+        meter.caller_stop();
         check_batch(lane, s, first, s.pipeline, dst.get());
         first += s.pipeline;
       });
@@ -101,6 +116,8 @@ void pipelined_one_thread(Fixture& fx, const Settings& s, Report& report) {
            t.items, t.seconds};
   f.detail = std::to_string(s.pipeline) + " submitted per batch, then wait for the last";
   f.counters = CounterSnapshot::of(fx.link().counters()) - c0;
+  meter.end();
+  f.costs = meter.costs("handover", static_cast<double>(t.items));
   progress("%s: %.0f msg/s", f.label.c_str(), f.value);
   report.add(std::move(f));
 }
@@ -139,6 +156,8 @@ void pipelined_threads(Fixture& fx, const Settings& s, Report& report) {
   std::vector<Result> results(n);
   std::barrier start(static_cast<std::ptrdiff_t>(n) + 1);
   Clock::time_point t0, deadline;
+  CostMeter meter(link, fx.agent_watch());  // each thread adds its own usage; the main thread waits
+  meter.begin();
   const CounterSnapshot c0 = CounterSnapshot::of(link.counters());
   std::vector<std::thread> threads;
   for (std::uint32_t t = 0; t < n; ++t) {
@@ -147,6 +166,7 @@ void pipelined_threads(Fixture& fx, const Settings& s, Report& report) {
       auto dst = std::make_unique<std::byte[]>(std::uint64_t{s.pipeline} * s.tiny_bytes);
       start.arrive_and_wait();  // t0 and deadline are set before the main thread arrives
       try {
+        const engine::TaskUsage u0 = engine::this_thread_usage();
         std::uint64_t first = 0;
         do {
           poison({dst.get(), std::uint64_t{s.pipeline} * s.tiny_bytes});
@@ -155,6 +175,7 @@ void pipelined_threads(Fixture& fx, const Settings& s, Report& report) {
           first += s.pipeline;
           r.items += s.pipeline;
         } while (Clock::now() < deadline);
+        meter.add_since(u0);
       } catch (...) {
         r.error = std::current_exception();
       }
@@ -182,6 +203,8 @@ void pipelined_threads(Fixture& fx, const Settings& s, Report& report) {
            s.tiny_bytes, static_cast<double>(items) / seconds, "msg/s", items, seconds};
   f.detail = "one proxy (device) per thread, combined; per thread msg/s: " + per_thread;
   f.counters = CounterSnapshot::of(link.counters()) - c0;
+  meter.end();
+  f.costs = meter.costs("handover", static_cast<double>(items));
   progress("%s: %.0f msg/s (%s)", f.label.c_str(), f.value, per_thread.c_str());
   report.add(std::move(f));
   for (std::uint32_t t = 1; t < n; ++t) extra[t - 1]->proxy().free(lanes[t].region);

@@ -8,43 +8,20 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
+#include "rig_bench_commit.h"  // generated at build time (bench/commit.cmake)
 #include "rig/wire/messages.h"
 #include "rig/wire/version.h"
 
 namespace rig::bench {
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
+using Json = nlohmann::ordered_json;
 
-std::string json_number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
-}
+Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 
 // Every counter the bench reports, with its JSON name, in JSON order: the one list that
 // CounterSnapshot::of, operator- and the JSON writer go through.
@@ -62,20 +39,90 @@ constexpr CounterField kCounterFields[] = {
     {"zc_copied", &engine::Counters::zc_copied, &CounterSnapshot::zc_copied},
     {"bytes_received", &engine::Counters::bytes_received, &CounterSnapshot::bytes_received},
     {"messages_received", &engine::Counters::messages_received, &CounterSnapshot::messages_received},
+    {"reads", &engine::Counters::reads, &CounterSnapshot::reads},
     {"payload_bytes_copied", &engine::Counters::payload_bytes_copied, &CounterSnapshot::payload_bytes_copied},
     {"payload_bytes_direct", &engine::Counters::payload_bytes_direct, &CounterSnapshot::payload_bytes_direct},
     {"bytes_striped_out", &engine::Counters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
     {"bytes_striped_in", &engine::Counters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
+    {"spin_reads", &engine::Counters::spin_reads, &CounterSnapshot::spin_reads},
 };
 
-void write_counters(std::ostream& o, const CounterSnapshot& c, const char* indent) {
-  o << "{";
-  const char* sep = "\n";
-  for (const CounterField& f : kCounterFields) {
-    o << sep << indent << "  \"" << f.name << "\": " << c.*f.copy;
-    sep = ",\n";
+Json counters_json(const CounterSnapshot& c) {
+  Json o = Json::object();
+  for (const CounterField& f : kCounterFields) o[f.name] = c.*f.copy;
+  return o;
+}
+
+double ratio(std::uint64_t a, std::uint64_t b) { return b == 0 ? NAN : static_cast<double>(a) / static_cast<double>(b); }
+
+// One role per operation; system calls null where not measured.
+Json role_json(const RoleCost& r, double count) {
+  Json o = Json::object();
+  o["threads"] = r.threads;
+  o["syscalls"] = r.syscalls_measured ? number(static_cast<double>(r.syscalls) / count) : Json(nullptr);
+  o["cpu_us"] = number(static_cast<double>(r.cpu_ns) / 1e3 / count);
+  o["switches"] = number(static_cast<double>(r.voluntary + r.involuntary) / count);
+  o["voluntary"] = number(static_cast<double>(r.voluntary) / count);
+  o["involuntary"] = number(static_cast<double>(r.involuntary) / count);
+  return o;
+}
+
+Json costs_json(const Costs& c, const CounterSnapshot& counters) {
+  Json o = Json::object();
+  o["per"] = c.per;
+  o["count"] = number(c.count);
+  o["agent_source"] = c.agent_source;
+  o["client_submit"] = role_json(c.submit, c.count);
+  o["client_recv"] = role_json(c.recv, c.count);
+  o["client_io_uring"] = role_json(c.io_uring, c.count);
+  o["agent"] = c.agent_measured ? role_json(c.agent, c.count) : Json(nullptr);
+  // Client and agent together (the agent's system calls only where measured): what the page-shaped
+  // floor's per-message figures compare with.
+  RoleCost total;
+  for (const RoleCost* r : {&c.submit, &c.recv, &c.io_uring, &c.agent}) {
+    if (r == &c.agent && !c.agent_measured) continue;
+    total.threads += r->threads;
+    total.syscalls += r->syscalls;
+    total.cpu_ns += r->cpu_ns;
+    total.voluntary += r->voluntary;
+    total.involuntary += r->involuntary;
   }
-  o << "\n" << indent << "}";
+  total.syscalls_measured = c.agent_measured && c.agent.syscalls_measured;
+  o["total"] = role_json(total, c.count);
+  o["messages_per_send"] = number(ratio(counters.messages_sent, counters.send_calls));
+  o["frames_per_read"] = number(ratio(counters.messages_received, counters.reads));
+  o["agent_messages_per_send"] = c.agent_batches ? number(ratio(c.agent_messages_sent, c.agent_send_calls)) : Json(nullptr);
+  o["agent_frames_per_read"] = c.agent_batches ? number(ratio(c.agent_messages_received, c.agent_reads)) : Json(nullptr);
+  Json threads = Json::array();
+  for (const ThreadCost& t : c.threads) {
+    threads.push_back({{"side", t.side}, {"role", t.role}, {"tid", t.usage.tid}, {"name", t.usage.name},
+                       {"cpu_ns", t.usage.cpu_ns}, {"voluntary", t.usage.voluntary},
+                       {"involuntary", t.usage.involuntary},
+                       {"syscalls", t.side == "agent" && !c.agent.syscalls_measured ? Json(nullptr)
+                                                                                   : Json(t.usage.syscalls)}});
+  }
+  o["threads"] = std::move(threads);
+  return o;
+}
+
+// A figure per operation, in 7 characters: 3 significant digits, or "-" where not measured.
+std::string cell(double v, bool measured = true) {
+  if (!measured || !std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : (v >= 10 ? "%.1f" : "%.2f"), v);
+  return buf;
+}
+
+std::string machine_cpu() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const std::size_t colon = line.find(':');
+      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -115,44 +162,69 @@ void Report::print_table(std::FILE* out) const {
   }
 }
 
+void Report::print_costs(std::FILE* out) const {
+  std::fprintf(out, "\ncosts per operation (system calls counted by the engine, CPU us, context switches; "
+                    "docs/TUNING.md)\n");
+  std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %-7s | %-20s | %8s %8s | %8s %8s\n", "figure", "size",
+               "per", "submit: calls cpu sw", "recv: calls cpu sw", "io cpu", "agent: calls cpu sw", "msg/send",
+               "frm/read", "agent m/s", "agent f/r");
+  for (const Figure& f : figures_) {
+    const Costs& c = f.costs;
+    if (!c.measured || c.count <= 0) continue;
+    auto role = [&](const RoleCost& r, bool measured) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%6s %6s %6s", cell(static_cast<double>(r.syscalls) / c.count,
+                                                          measured && r.syscalls_measured).c_str(),
+                    cell(static_cast<double>(r.cpu_ns) / 1e3 / c.count, measured).c_str(),
+                    cell(static_cast<double>(r.voluntary + r.involuntary) / c.count, measured).c_str());
+      return std::string(buf);
+    };
+    std::fprintf(out, "%-34s %9s %-8s | %-20s | %-20s | %7s | %-20s | %8s %8s | %8s %8s\n", f.label.c_str(),
+                 size_text(f.size).c_str(), c.per.c_str(), role(c.submit, true).c_str(), role(c.recv, true).c_str(),
+                 cell(static_cast<double>(c.io_uring.cpu_ns) / 1e3 / c.count, c.io_uring.threads > 0).c_str(),
+                 role(c.agent, c.agent_measured).c_str(),
+                 cell(ratio(f.counters.messages_sent, f.counters.send_calls)).c_str(),
+                 cell(ratio(f.counters.messages_received, f.counters.reads)).c_str(),
+                 cell(ratio(c.agent_messages_sent, c.agent_send_calls), c.agent_batches).c_str(),
+                 cell(ratio(c.agent_messages_received, c.agent_reads), c.agent_batches).c_str());
+  }
+}
+
 void Report::write_json(const std::string& path, const RunInfo& info, const CounterSnapshot& totals) const {
-  std::ostringstream o;
   utsname u{};
   ::uname(&u);
-  o << "{\n"
-    << "  \"bench\": \"rig-bench\",\n"
-    << "  \"version\": " << json_string(wire::software_version()) << ",\n"
-    << "  \"protocol\": " << wire::kVersion << ",\n"
-    << "  \"started\": " << json_string(info.started) << ",\n"
-    << "  \"machine\": {\"nproc\": " << ::sysconf(_SC_NPROCESSORS_ONLN)
-    << ", \"kernel\": " << json_string(u.release) << ", \"host\": " << json_string(u.nodename) << "},\n"
-    << "  \"agent\": " << json_string(info.agent) << ",\n"
-    << "  \"own_agent\": " << (info.own_agent ? "true" : "false") << ",\n"
-    << "  \"backend\": " << json_string(info.backend) << ",\n"
-    << "  \"stripes\": " << info.stripes << ",\n"
-    << "  \"stripe_min_bytes\": " << info.stripe_min_bytes << ",\n"
-    << "  \"send_zc_bytes\": " << info.send_zc_bytes << ",\n"
-    << "  \"quick\": " << (info.quick ? "true" : "false") << ",\n"
-    << "  \"min_time\": " << json_number(info.min_time) << ",\n"
-    << "  \"max_size\": " << info.max_size << ",\n"
-    << "  \"threads\": " << info.threads << ",\n"
-    << "  \"handover_message_bytes\": " << info.handover_message_bytes << ",\n"
-    << "  \"figures\": [\n";
-  for (std::size_t i = 0; i < figures_.size(); ++i) {
-    const Figure& f = figures_[i];
-    o << "    {\"name\": " << json_string(f.name) << ", \"label\": " << json_string(f.label)
-      << ", \"size\": " << f.size << ", \"value\": " << json_number(f.value)
-      << ", \"unit\": " << json_string(f.unit) << ", \"items\": " << f.items
-      << ", \"seconds\": " << json_number(f.seconds) << ", \"detail\": " << json_string(f.detail)
-      << ",\n     \"counters\": ";
-    write_counters(o, f.counters, "     ");
-    o << "}" << (i + 1 < figures_.size() ? "," : "") << "\n";
+  Json o = Json::object();
+  o["bench"] = "rig-bench";
+  o["version"] = wire::software_version();
+  o["protocol"] = wire::kVersion;
+  o["commit"] = RIG_BENCH_COMMIT;
+  o["started"] = info.started;
+  o["machine"] = {{"nproc", ::sysconf(_SC_NPROCESSORS_ONLN)}, {"kernel", u.release}, {"host", u.nodename},
+                  {"cpu", machine_cpu()}};
+  o["agent"] = info.agent;
+  o["agent_version"] = info.agent_version;
+  o["own_agent"] = info.own_agent;
+  o["backend"] = info.backend;
+  o["stripes"] = info.stripes;
+  o["stripe_min_bytes"] = info.stripe_min_bytes;
+  o["send_zc_bytes"] = info.send_zc_bytes;
+  o["quick"] = info.quick;
+  o["min_time"] = number(info.min_time);
+  o["max_size"] = info.max_size;
+  o["threads"] = info.threads;
+  o["handover_message_bytes"] = info.handover_message_bytes;
+  Json figures = Json::array();
+  for (const Figure& f : figures_) {
+    Json j = {{"name", f.name}, {"label", f.label}, {"size", f.size}, {"value", number(f.value)},
+              {"unit", f.unit}, {"items", f.items}, {"seconds", number(f.seconds)}, {"detail", f.detail},
+              {"counters", counters_json(f.counters)}};
+    if (f.costs.measured) j["costs"] = costs_json(f.costs, f.counters);
+    figures.push_back(std::move(j));
   }
-  o << "  ],\n  \"counters\": ";
-  write_counters(o, totals, "  ");
-  o << "\n}\n";
+  o["figures"] = std::move(figures);
+  o["counters"] = counters_json(totals);
   std::ofstream file(path, std::ios::trunc);
-  file << o.str();
+  file << o.dump(2) << "\n";
   file.close();
   if (!file) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rig/engine/counters.h"
+#include "rig/engine/task_usage.h"
 
 namespace rig::bench {
 
@@ -21,13 +22,49 @@ struct CounterSnapshot {
   std::uint64_t zc_copied = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t messages_received = 0;
+  std::uint64_t reads = 0;
   std::uint64_t payload_bytes_copied = 0;
   std::uint64_t payload_bytes_direct = 0;
   std::uint64_t bytes_striped_out = 0;
   std::uint64_t bytes_striped_in = 0;
+  std::uint64_t spin_reads = 0;
 
   static CounterSnapshot of(const engine::Counters& c);
   CounterSnapshot operator-(const CounterSnapshot& earlier) const;
+};
+
+// One role's threads over a figure, in total (Costs::count operations).
+struct RoleCost {
+  std::uint32_t threads = 0;
+  bool syscalls_measured = true;
+  std::uint64_t syscalls = 0;  // counted by the engine at each call into the kernel
+  std::uint64_t cpu_ns = 0;    // user + system
+  std::uint64_t voluntary = 0;
+  std::uint64_t involuntary = 0;
+};
+
+// One thread's part of a figure.
+struct ThreadCost {
+  std::string side;  // "client", "agent"
+  std::string role;  // "submit", "recv", "io_uring", "agent"
+  engine::TaskUsage usage;  // over the figure
+};
+
+// What a figure cost (costs.h measures it).
+struct Costs {
+  bool measured = false;
+  std::string per;   // "handover" or "GiB"
+  double count = 0;  // handovers, or GiB moved
+  RoleCost submit;   // the submitting threads (rig-bench's)
+  RoleCost recv;     // the link's receiving thread
+  RoleCost io_uring; // this process's io_uring kernel threads (SQ polling, workers)
+  RoleCost agent;    // every thread of the agent
+  bool agent_measured = false;
+  std::string agent_source;  // "status query", "/proc/PID", "none"
+  // The agent's side of the job's connection over the figure (from its status query only).
+  bool agent_batches = false;
+  std::uint64_t agent_messages_sent = 0, agent_send_calls = 0, agent_messages_received = 0, agent_reads = 0;
+  std::vector<ThreadCost> threads;
 };
 
 struct Figure {
@@ -41,6 +78,7 @@ struct Figure {
   std::string detail;       // how it was taken, for the table and the JSON
   CounterSnapshot counters; // what the link counted over the figure's batches (warm-ups and
                             // read-backs for checks excluded, but the round trip's warm-up)
+  Costs costs;              // per operation; measured for the handover and copy figures
 };
 
 struct RunInfo {
@@ -56,6 +94,7 @@ struct RunInfo {
   std::uint32_t stripes = 0;        // data connections the link got
   std::uint64_t stripe_min_bytes = 0;
   std::string started;      // UTC, ISO 8601
+  std::string agent_version;  // from the agent's status query ("" without one)
 };
 
 class Report {
@@ -64,6 +103,8 @@ class Report {
   const std::vector<Figure>& figures() const { return figures_; }
 
   void print_table(std::FILE* out) const;
+  // The cost figures, per handover or per GiB, of the figures that have them.
+  void print_costs(std::FILE* out) const;
   // Writes every figure, the run's facts and the link's `totals`; throws std::runtime_error.
   void write_json(const std::string& path, const RunInfo& info, const CounterSnapshot& totals) const;
 

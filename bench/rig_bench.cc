@@ -3,9 +3,11 @@
 // device on the agent) and tiny handovers (round trip, pipelined rate from one thread and from
 // several). It starts its own rig-agent on loopback unless given --agent HOST:PORT (another
 // machine's). Progress goes to stderr, the table to stdout, every figure and the link counters
-// to --json, a bandwidth plot to --plot. Every byte that comes back is checked: wrong bytes fail
-// the run (exit 2).
+// to --json, a bandwidth plot to --plot. Every figure of copies and tiny handovers also says what
+// it cost per operation on both ends (costs.h): a second table, and "costs" in the JSON. Every
+// byte that comes back is checked: wrong bytes fail the run (exit 2).
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "rig/engine/secret.h"
 #include "close_on_error.h"
 #include "copy_bench.h"
+#include "costs.h"
 #include "fixture.h"
 #include "handover_bench.h"
 #include "pattern.h"
@@ -43,6 +46,12 @@ std::string utc_now() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// The "version" of an agent's status text ("" if it has none).
+std::string agent_version(const std::string& status) {
+  const nlohmann::json j = nlohmann::json::parse(status, nullptr, false);
+  return j.is_object() && j.contains("version") && j["version"].is_string() ? j["version"].get<std::string>() : "";
 }
 
 rig::engine::Backend parse_backend(const std::string& b) {
@@ -175,8 +184,15 @@ int main(int argc, char** argv) {
     progress("connected to %s over %s; %zu devices besides the host; %zu stripes", agent.c_str(),
              link.backend(), link.accounts().size() - 1, link.stripes());
     if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
+    const std::unique_ptr<AgentWatch> watch = make_agent_watch(link, own ? own->pid() : 0);
+    if (link.agent_status_supported()) {
+      info.agent_version = agent_version(link.agent_status());
+    }
+    progress("the agent's side of the costs: %s%s", watch->source().c_str(),
+             watch->syscalls_measured() ? "" : " (its system calls not measured)");
     {
       Fixture fx(link, 1, s.region_bytes());
+      fx.set_agent_watch(*watch);
       CloseOnError close_on_error(*job);
       if (!handovers_only) bench_copies(fx, s, report);
       bench_handovers(fx, s, report);
@@ -185,6 +201,7 @@ int main(int argc, char** argv) {
     job->close();
 
     report.print_table(stdout);
+    report.print_costs(stdout);
     std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B; zero-copy sends %llu (kernel copied %llu)\n",
                 static_cast<unsigned long long>(totals.messages_sent),
                 static_cast<unsigned long long>(totals.send_calls),

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace rig::agent {
@@ -12,6 +13,12 @@ struct Gauges {
   std::atomic<std::uint32_t> connections{0};  // connections with a thread
   std::atomic<std::uint32_t> handshakes{0};   // of them, still in their handshake
   std::atomic<std::uint32_t> jobs{0};         // jobs running
+  // Bytes of the jobs that ended, both connections and stripes (the status query adds the
+  // asking job's so far). relaxed, as the counts above: they order nothing.
+  std::atomic<std::uint64_t> bytes_in{0};
+  std::atomic<std::uint64_t> bytes_out{0};
+  // When the agent started (set before any thread reads it; never written again).
+  const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 // Takes one of `gauge` if fewer than `limit` are taken; false (nothing taken) otherwise.

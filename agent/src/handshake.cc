@@ -108,12 +108,16 @@ bool authenticate(int fd, const wire::Hello& hello, const AgentConfig& config, w
   return false;
 }
 
+std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config) {
+  const std::uint32_t supported = wire::kFeaturePrograms | wire::kFeatureStatus |
+                                  (config.max_stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
+  return offered & supported;
+}
+
 bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
                   const std::vector<wire::Account>& accounts, const AgentConfig& config,
                   JobStripes& stripes, std::string& why) {
-  const std::uint32_t supported =
-      wire::kFeaturePrograms | (config.max_stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
-  const std::uint32_t accepted = t.offered & supported;
+  const std::uint32_t accepted = accepted_features(t.offered, config);
   wire::Welcome w{wire::kMagic, wire::kVersion, static_cast<std::uint16_t>(config.authenticates() ? 1 : 0),
                   accepted, static_cast<std::uint32_t>(accounts.size())};
   if (config.authenticates()) {

@@ -40,6 +40,10 @@ bool read_first_frame(int fd, FirstFrame& out, bool& joining, std::string& why);
 bool authenticate(int fd, const wire::Hello& hello, const AgentConfig& config, wire::Transcript& t,
                   wire::SecretBytes& secret, std::string& why);
 
+// The features the agent accepts of those a hello `offered`: programs, the status query, and
+// stripes when --max-stripes allows them.
+std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config);
+
 // Sends the welcome for the authenticated hello with `accounts` and the agent's proof, and the
 // stripe grant (opened in `stripes` with the job's key) when both sides stripe.
 bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,

@@ -1,6 +1,8 @@
 // rig-info: what this machine offers rig-remote, as JSON (like ucx_info): the release, io_uring
 // and its features, zero-copy sends, the memlock limit, and the settings the RIG_* variables
-// give. Checks the variables as rig-agent does: a bad value is an error naming it.
+// give. Checks the variables as rig-agent does: a bad value is an error naming it. With
+// --agent HOST:PORT, instead: that agent's own figures, from its status query (a job of its own
+// connects, asks, and closes).
 #include <sys/resource.h>
 
 #include <liburing.h>
@@ -15,6 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "environment.h"
+#include "rig/remote/job.h"
+#include "rig/remote/link.h"
 #include "rig/engine/socket.h"
 #include "rig/wire/messages.h"
 #include "rig/wire/version.h"
@@ -84,15 +88,50 @@ json settings() {
   return s;
 }
 
+// The status of the agent at `endpoint`: its JSON (in the agent's order), with the endpoint and
+// the devices it offers this job. Throws.
+nlohmann::ordered_json agent_status(const std::string& endpoint, const std::string& secret_file) {
+  using json = nlohmann::ordered_json;
+  auto job = rig::remote::Job::create();
+  rig::remote::LinkOptions options;
+  options.secret_file = secret_file;
+  rig::remote::Link& link = job->connect(endpoint, options);
+  json status = json::parse(link.agent_status());
+  json devices = json::array();
+  for (const rig::wire::Account& a : link.accounts()) {
+    devices.push_back({{"id", a.id},
+                       {"name", std::string(rig::wire::fixed_string(a.name))},
+                       {"arch", std::string(rig::wire::fixed_string(a.arch))}});
+  }
+  json out;
+  out["endpoint"] = endpoint;
+  out["address"] = link.address();
+  job->close();
+  out["devices"] = devices;
+  out["status"] = std::move(status);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rig-info: what this machine offers rig-remote (io_uring, zero-copy, memlock, settings), as JSON"};
   app.set_version_flag("--version", std::string("rig-info ") + rig::wire::software_version() + " (protocol " +
                                         std::to_string(rig::wire::kVersion) + ")");
+  std::string agent, secret_file;
+  app.add_option("--agent", agent,
+                 "HOST:PORT of a running rig-agent: print its status instead (version, uptime, jobs (this "
+                 "query's own job among them), bytes in and out, every thread's CPU time, context switches "
+                 "and system calls)");
+  app.add_option("--secret-file", secret_file,
+                 "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET)");
   CLI11_PARSE(app, argc, argv);
   try {
     rig::agent::check_environment();
+    if (!agent.empty()) {
+      std::cout << agent_status(agent, secret_file).dump(2) << "\n";
+      return 0;
+    }
     json info;
     info["version"] = rig::wire::software_version();
     info["protocol"] = rig::wire::kVersion;

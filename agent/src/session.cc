@@ -11,6 +11,8 @@
 #include "accounts.h"
 #include "gpu_devices.h"
 #include "handshake.h"
+#include "rig/engine/iov_cursor.h"
+#include "status.h"
 #include "rig/wire/codec.h"
 
 namespace rig::agent {
@@ -90,6 +92,7 @@ bool Session::run() {
       return job_->outbox.flush() ? 0 : -EPIPE;
     });
   }
+  status_accepted_ = (accepted_features(transcript.offered, config_) & wire::kFeatureStatus) != 0;
   bool closed = false;
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
@@ -111,6 +114,13 @@ bool Session::run() {
   }
   job_->connection.shutdown();
   job_->stripes.shutdown();
+  // relaxed: counts (gauges.h); this job's bytes join those of the jobs that ended.
+  gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed) +
+                                 counters_.bytes_striped_in.load(std::memory_order_relaxed),
+                             std::memory_order_relaxed);
+  gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed) +
+                                  counters_.bytes_striped_out.load(std::memory_order_relaxed),
+                              std::memory_order_relaxed);
   // Everything the job held goes now: pending work, objects, images.
   job_->executor.clear();
   job_->objects.clear();
@@ -152,6 +162,13 @@ bool Session::serve(std::string& why) {
         if (ok && !(ok = job_->outbox.echo(p))) why = "connection lost sending a ping";
         break;
       }
+      case wire::MsgType::kStatusQuery:
+        if (!status_accepted_) {
+          why = "unexpected status query message (kFeatureStatus was not accepted)";
+          break;
+        }
+        ok = on_status_query(body, why);
+        break;
       case wire::MsgType::kClose: {
         wire::Close c{};
         if (!wire::decode(body, c, why)) return false;
@@ -208,6 +225,20 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   }
   job_->executor.accept(std::move(ho));
   ++handovers_;
+  return true;
+}
+
+bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
+  wire::StatusQuery q{};
+  if (!wire::decode(body, q, why)) return false;
+  const std::string text = status_text(gauges_, counters_, wire::kMaxStatusText);
+  wire::Framed<wire::Status> f{};
+  if (!wire::encode_status(q.id, text, f, why)) return false;
+  const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
+  if (!job_->outbox.send_frame(iov)) {
+    why = "connection lost sending the status";
+    return false;
+  }
   return true;
 }
 

@@ -59,6 +59,8 @@ class Session {
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);
+  // A status query (only when the job accepted kFeatureStatus): answered at once (status.h).
+  bool on_status_query(std::span<const std::byte> body, std::string& why);
   // The drain: runs the handovers the job received until none is left or the drain's deadline
   // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
   void run_received(std::string& why);
@@ -71,6 +73,7 @@ class Session {
   int fd_;
   engine::Counters counters_;
   std::unique_ptr<Job> job_;
+  bool status_accepted_ = false;  // the welcome accepted kFeatureStatus
   std::string fault_;  // why the executor's poll before a read failed the job
   // For the job's summary line: when it was welcomed, and the handovers it handed over.
   std::chrono::steady_clock::time_point welcomed_;

@@ -64,6 +64,7 @@ int FrameReader::fill(std::size_t at_least) {
     if (got == 0) return end_ == begin_ ? 1 : -ECONNRESET;
     end_ += static_cast<std::size_t>(got);
     bump(counters_.bytes_received, static_cast<std::uint64_t>(got));
+    bump(counters_.reads, 1);
   }
   return 0;
 }

@@ -62,11 +62,13 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
     fd = engine::tcp_connect(engine::parse_endpoint(endpoint_), &reached);
     address_ = engine::to_string(reached);
     const int stripes = wanted_stripes(options, fd);
-    const std::uint32_t offer = wire::kFeaturePrograms | (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
+    const std::uint32_t offer = wire::kFeaturePrograms | wire::kFeatureStatus |
+                                (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
     const std::optional<engine::Secret> secret =
         options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
     Greeting greeting = greet(fd, offer, secret, endpoint_);
     accounts_ = std::move(greeting.accounts);
+    features_ = greeting.features;
     if (greeting.grant) join_stripes(reached, *greeting.grant, greeting.key, stripes, options, fd);
   } catch (...) {
     stripes_.reset();
@@ -208,9 +210,7 @@ ProxySlot& Link::register_proxy(std::uint32_t device, std::uint64_t* word) {
   return *p;
 }
 
-AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
-  job_.check();
-  PendingRequest req;
+void Link::register_request(PendingRequest& req) {
   for (;;) {
     // relaxed: ids need only be unique.
     req.id = next_request_.fetch_add(1, std::memory_order_relaxed);
@@ -218,23 +218,17 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
     // acq_rel: the receiving thread's acquire load of the slot sees req.id.
     auto& slot = requests_[req.id % kRequestSlots];
     if (slot.compare_exchange_strong(expected, &req, std::memory_order_acq_rel)) {
-      break;
+      return;
     }
   }
+}
+
+AgentAnswer Link::await_answer(PendingRequest& req) {
   auto& slot = requests_[req.id % kRequestSlots];
   auto withdraw = [&]() -> bool {
     PendingRequest* expected = &req;
     return slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
   };
-  request.id = req.id;
-  request.tail_length = static_cast<std::uint32_t>(tail.size());
-  const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
-  const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
-                        engine::to_iov(tail.data(), tail.size())};
-  const int rc = connection_->send_combined({iov, tail.empty() ? 1u : 2u});
-  if (rc != 0) {
-    job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
-  }
   for (;;) {
     const std::uint32_t seen = events();
     // acquire: pairs with the receiving thread's release of done: the answer is written.
@@ -247,17 +241,45 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
   }
 }
 
-void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept {
-  if (job_.over()) return;
-  request.id = 0;  // no answer is awaited
+AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
+  job_.check();
+  PendingRequest req;
+  register_request(req);
+  request.id = req.id;
+  if (const int rc = send_request(request, tail); rc != 0) fail_send(rc);
+  return await_answer(req);
+}
+
+int Link::send_request(wire::Request request, std::span<const std::byte> tail) {
   request.tail_length = static_cast<std::uint32_t>(tail.size());
   const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
                         engine::to_iov(tail.data(), tail.size())};
-  const int rc = connection_->send_combined({iov, tail.empty() ? 1u : 2u});
-  if (rc != 0) {
+  return connection_->send_combined({iov, tail.empty() ? 1u : 2u});
+}
+
+void Link::fail_send(int rc) { job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc)); }
+
+std::string Link::agent_status() {
+  if (!agent_status_supported()) {
+    throw std::runtime_error("agent " + endpoint_ +
+                             " does not answer status queries (its welcome did not accept kFeatureStatus)");
+  }
+  job_.check();
+  PendingRequest req;
+  register_request(req);  // status queries share the requests' ids and slots
+  const auto framed = wire::encode_status_query(req.id);
+  const iovec iov = engine::to_iov(&framed, sizeof framed);
+  if (const int rc = connection_->send_combined({&iov, 1}); rc != 0) fail_send(rc);
+  return await_answer(req).text;
+}
+
+void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept {
+  if (job_.over()) return;
+  request.id = 0;  // no answer is awaited
+  if (const int rc = send_request(request, tail); rc != 0) {
     try {
-      job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+      fail_send(rc);
     } catch (...) {
       job_.fail("link to agent: send failed");  // no memory for the long text
     }

@@ -1,4 +1,6 @@
 // The link's receiving thread: the only reader of the link's connection.
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -13,6 +15,7 @@
 namespace rig::remote {
 
 void Link::receive_loop() {
+  ::pthread_setname_np(::pthread_self(), "rig-recv");  // found by name in /proc (rig-bench's cost figures)
   std::string why;
   for (;;) {
     wire::FrameHeader h{};
@@ -52,6 +55,9 @@ void Link::receive_loop() {
         switch (type) {
           case wire::MsgType::kAnswer:
             ok = on_answer(body, why);
+            break;
+          case wire::MsgType::kStatus:
+            ok = on_status(body, why);
             break;
           case wire::MsgType::kDone: {
             wire::Done d{};
@@ -112,21 +118,34 @@ void Link::end_receiver() {
 bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
   wire::AnswerView a;
   if (!wire::decode(body, a, why)) return false;
-  const std::uint64_t id = a.fixed.id;
+  return complete_request(a.fixed.id,
+                          AgentAnswer{static_cast<wire::AnswerStatus>(a.fixed.status), a.fixed.value, std::string(a.text)},
+                          "answer", why);
+}
+
+bool Link::on_status(std::span<const std::byte> body, std::string& why) {
+  wire::StatusView s;
+  if (!wire::decode(body, s, why)) return false;
+  if (!agent_status_supported()) {  // never asked: kFeatureStatus was not accepted
+    why = "status message although kFeatureStatus was not accepted";
+    return false;
+  }
+  return complete_request(s.fixed.id, AgentAnswer{wire::AnswerStatus::kOk, 0, std::string(s.text)}, "status", why);
+}
+
+bool Link::complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why) {
   auto& slot = requests_[id % kRequestSlots];
-  // acquire: pairs with ask()'s CAS, so req->id is visible.
+  // acquire: pairs with register_request()'s CAS, so req->id is visible.
   PendingRequest* req = slot.load(std::memory_order_acquire);
   if (req == nullptr || req == busy_request() || req->id != id) {
-    why = "answer " + std::to_string(id) + " to no pending request";
+    why = std::string(what) + " " + std::to_string(id) + " to no pending request";
     return false;
   }
   // acq_rel: claims the request against the caller's withdrawal.
   if (!slot.compare_exchange_strong(req, busy_request(), std::memory_order_acq_rel)) {
     return true;  // the caller withdrew (the job is over): drop the answer
   }
-  req->answer.status = static_cast<wire::AnswerStatus>(a.fixed.status);
-  req->answer.value = a.fixed.value;
-  req->answer.text.assign(a.text);
+  req->answer = std::move(answer);
   // release: pairs with ask()'s acquire: the answer is written.
   req->done.store(1, std::memory_order_release);
   // release: the slot is free for the next request.

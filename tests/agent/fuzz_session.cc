@@ -99,13 +99,14 @@ std::vector<Stream> seeds() {
     s.msg(wire::MsgType::kClose, wire::Close{0});
     out.push_back(s);
   }
-  {  // strided rows between two devices, a wait on the other device, pings
+  {  // strided rows between two devices, a wait on the other device, pings, a status query
     Stream s;
     alloc(s, 1, 1, 8192);
     alloc(s, 2, 2, 8192);
     handover(s, 1, 1, {copy_part(client_side(), object(1), 256, 8, 1024)});
     bytes(s, 1, 0, 1, 256 * 8);
     s.msg(wire::MsgType::kPing, wire::Ping{7});
+    s.msg(wire::MsgType::kStatusQuery, wire::StatusQuery{9, 0});
     handover(s, 2, 1, {copy_part(object(1), object(2), 256, 8, 1024)}, {wire::Wait{1, 0, 1}});
     handover(s, 2, 2, {copy_part(object(2), client_side(), 2048)});
     s.msg(wire::MsgType::kClose, wire::Close{0});
@@ -157,7 +158,9 @@ bool write_frame_bytes(int fd, const Stream& s) {
 bool handshake(int fd, const Agent& a) {
   wire::Transcript t;
   t.client = wire::fresh_nonce();
-  wire::Hello h{wire::kMagic, wire::kVersion, 0, 0, 0};
+  // Offers the status query, so that its messages are reached too.
+  t.offered = wire::kFeatureStatus;
+  wire::Hello h{wire::kMagic, wire::kVersion, 0, wire::kFeatureStatus, 0};
   std::copy(t.client.begin(), t.client.end(), h.nonce);
   if (!write_frame_bytes(fd, Stream{}.msg(wire::MsgType::kHello, h))) return false;
   wire::Framed<wire::Challenge> c{};

@@ -101,7 +101,7 @@ namespace {
 
 // The agent's side of the handshake, as rig-agent does it, with the test process's secret; the
 // welcome only with `welcome`.
-void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool welcome) {
+void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool welcome, std::uint32_t features) {
   RawFrame f;
   wire::Hello hello{};
   std::string why;
@@ -120,23 +120,25 @@ void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool wel
     return;
   }
   if (!welcome) return;
-  wire::Welcome w{wire::kMagic, wire::kVersion, 1, 0, static_cast<std::uint32_t>(accounts.size())};
-  const wire::Mac mac = wire::agent_proof(secret.bytes, t, 0, accounts);
+  const std::uint32_t accepted = hello.features & features;
+  wire::Welcome w{wire::kMagic, wire::kVersion, 1, accepted, static_cast<std::uint32_t>(accounts.size())};
+  const wire::Mac mac = wire::agent_proof(secret.bytes, t, accepted, accounts);
   std::copy(mac.begin(), mac.end(), w.mac);
   send_msg(fd, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
 }
 
 }  // namespace
 
-FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome)
-    : FakeAgent(fake_accounts(devices), std::move(script), welcome) {}
+FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, bool welcome, std::uint32_t features)
+    : FakeAgent(fake_accounts(devices), std::move(script), welcome, features) {}
 
-FakeAgent::FakeAgent(std::vector<wire::Account> accounts, std::function<void(int)> script, bool welcome) {
+FakeAgent::FakeAgent(std::vector<wire::Account> accounts, std::function<void(int)> script, bool welcome,
+                     std::uint32_t features) {
   listen_fd_ = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);
-  thread_ = std::thread([this, accounts = std::move(accounts), script = std::move(script), welcome] {
+  thread_ = std::thread([this, accounts = std::move(accounts), script = std::move(script), welcome, features] {
     fd_ = engine::tcp_accept(listen_fd_);
     if (fd_ < 0) return;
-    welcome_client(fd_, accounts, welcome);
+    welcome_client(fd_, accounts, welcome, features);
     script(fd_);
   });
 }

@@ -51,9 +51,11 @@ std::vector<wire::Account> fake_accounts(std::uint32_t devices);
 // Without `welcome` it stops before the welcome (the script sends its own).
 class FakeAgent {
  public:
-  FakeAgent(std::uint32_t devices, std::function<void(int fd)> script, bool welcome = true);
+  // `features`: those of the client's offer that the welcome accepts (none by default).
+  FakeAgent(std::uint32_t devices, std::function<void(int fd)> script, bool welcome = true, std::uint32_t features = 0);
   // The same, with a welcome of these accounts.
-  FakeAgent(std::vector<wire::Account> accounts, std::function<void(int fd)> script, bool welcome = true);
+  FakeAgent(std::vector<wire::Account> accounts, std::function<void(int fd)> script, bool welcome = true,
+            std::uint32_t features = 0);
   ~FakeAgent();
   std::string endpoint() const;
   void join();

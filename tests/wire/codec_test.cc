@@ -483,6 +483,8 @@ TEST(Encoders, EveryMessageIsFramedWithItsTypeAndTheLengthItsFieldsAnnounce) {
   EXPECT_TRUE(FramedAs(wire::encode(Striped{1, 0, 9, 0, 100, 50}), MsgType::kStriped, 0));
   EXPECT_TRUE(FramedAs(wire::encode(Challenge{}), MsgType::kChallenge, 0));
   EXPECT_TRUE(FramedAs(wire::encode(Proof{}), MsgType::kProof, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(StatusQuery{1, 0}), MsgType::kStatusQuery, 0));
+  EXPECT_TRUE(FramedAs(wire::encode(Status{1, 300, 0}), MsgType::kStatus, 300));
 }
 
 TEST(Encoders, AHandoverWrittenPartByPartIsTheFrameOfItsWaitsPartsAndWords) {
@@ -528,12 +530,14 @@ TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
   EXPECT_EQ(fixed_size(MsgType::kStriped), 32u);
   EXPECT_EQ(fixed_size(MsgType::kChallenge), 40u);
   EXPECT_EQ(fixed_size(MsgType::kProof), 32u);
+  EXPECT_EQ(fixed_size(MsgType::kStatusQuery), 16u);
+  EXPECT_EQ(fixed_size(MsgType::kStatus), 16u);
 }
 
 TEST(Layout, TypeNamesAreTheMessageNames) {
   const char* names[] = {"hello", "welcome", "request", "answer", "release", "handover",
                          "bytes", "done",    "failure", "close",  "ping", "stripe grant",
-                         "join",  "striped", "challenge", "proof"};
+                         "join",  "striped", "challenge", "proof", "status query", "status"};
   for (std::uint16_t t = 1; t <= kMaxMsgType; ++t) EXPECT_STREQ(type_name(t), names[t - 1]);
   EXPECT_STREQ(type_name(0), "unknown");
   EXPECT_STREQ(type_name(kMaxMsgType + 1), "unknown");
@@ -548,6 +552,7 @@ TEST(Layout, LargestLegalControlMessagesFitTheControlBound) {
   EXPECT_LE(sizeof(Request) + kMaxImage, kMaxControlLength);
   EXPECT_LE(sizeof(Welcome) + kMaxDevices * sizeof(Account), kMaxControlLength);
   EXPECT_LE(sizeof(Answer) + kMaxText, kMaxControlLength);
+  EXPECT_LE(sizeof(Status) + kMaxStatusText, kMaxControlLength);
 }
 
 // =========================================================================================
@@ -1682,6 +1687,83 @@ TEST(FixedString, UnterminatedFieldReadsAsEmpty) {
   char field[32];
   std::memset(field, 'q', sizeof field);
   EXPECT_EQ(fixed_string(field), "");
+}
+
+// =========================================================================================
+// kStatusQuery, kStatus (kFeatureStatus)
+// =========================================================================================
+
+Encoded status(std::uint64_t id, std::string_view text) {
+  Framed<Status> f{};
+  std::string why;
+  EXPECT_TRUE(encode_status(id, text, f, why)) << why;
+  Encoded e;
+  e.frame.resize(sizeof f + text.size());
+  std::memcpy(e.frame.data(), &f, sizeof f);
+  std::memcpy(e.frame.data() + sizeof f, text.data(), text.size());
+  return e;
+}
+
+TEST(StatusQuery, TheEncoderMakesWhatTheDecoderReads) {
+  const auto f = encode_status_query(42);
+  EXPECT_EQ(f.header.length, 16u);
+  EXPECT_EQ(f.header.type, static_cast<std::uint16_t>(MsgType::kStatusQuery));
+  EXPECT_EQ(offsetof(StatusQuery, reserved), 8u);
+  Encoded e;
+  e.frame.resize(sizeof f);
+  std::memcpy(e.frame.data(), &f, sizeof f);
+  Buffer b(e.body());
+  StatusQuery q{};
+  std::string why;
+  ASSERT_TRUE(decode(b.bytes(), q, why)) << why;
+  EXPECT_EQ(q.id, 42u);
+  ExpectEveryTruncationRejected<StatusQuery>(e, "status query");
+}
+
+TEST(StatusQuery, IdZeroAndReservedBitsAreRejected) {
+  EXPECT_TRUE(Rejected<StatusQuery>(encode(MsgType::kStatusQuery, StatusQuery{0, 0}).body(), "status query", "id 0"));
+  EXPECT_TRUE(
+      Rejected<StatusQuery>(encode(MsgType::kStatusQuery, StatusQuery{1, 1}).body(), "status query", "reserved"));
+}
+
+TEST(Status, RoundTripKeepsTheIdAndTheText) {
+  const Encoded e = status(7, R"({"agent": "rig-agent"})");
+  ExpectSameHeader(e.header(), header(MsgType::kStatus, 16 + 22));
+  EXPECT_EQ(offsetof(Status, text_length), 8u);
+  EXPECT_EQ(offsetof(Status, reserved), 12u);
+  Buffer b(e.body());
+  StatusView v{};
+  std::string why;
+  ASSERT_TRUE(decode(b.bytes(), v, why)) << why;
+  EXPECT_EQ(v.fixed.id, 7u);
+  EXPECT_EQ(v.text, R"({"agent": "rig-agent"})");
+  ExpectEveryTruncationRejected<StatusView>(e, "status");
+}
+
+TEST(Status, TextBoundIsMaxStatusTextOnBothSides) {
+  EXPECT_TRUE(Accepted<StatusView>(status(1, std::string(kMaxStatusText, 'x')).body()));
+  EXPECT_TRUE(Rejected<StatusView>(
+      encode(MsgType::kStatus, Status{1, kMaxStatusText + 1, 0}, Tail().add_text(std::string(kMaxStatusText + 1, 'x')))
+          .body(),
+      "status", "longer than 65536"));
+  Framed<Status> f{};
+  std::string why;
+  EXPECT_FALSE(encode_status(1, std::string(kMaxStatusText + 1, 'x'), f, why));
+  EXPECT_NE(why.find("outside 1..65536"), std::string::npos) << why;
+  EXPECT_FALSE(encode_status(1, "", f, why));
+  EXPECT_FALSE(encode_status(0, "{}", f, why));
+}
+
+TEST(Status, IdZeroEmptyTextReservedBitsAndALengthNotMatchingTheTextAreRejected) {
+  EXPECT_TRUE(Rejected<StatusView>(encode(MsgType::kStatus, Status{0, 2, 0}, Tail().add_text("{}")).body(), "status",
+                                   "id 0"));
+  EXPECT_TRUE(Rejected<StatusView>(encode(MsgType::kStatus, Status{1, 0, 0}).body(), "status", "empty text"));
+  EXPECT_TRUE(Rejected<StatusView>(encode(MsgType::kStatus, Status{1, 2, 1}, Tail().add_text("{}")).body(), "status",
+                                   "reserved"));
+  EXPECT_TRUE(Rejected<StatusView>(encode(MsgType::kStatus, Status{1, 3, 0}, Tail().add_text("{}")).body(), "status",
+                                   "does not match"));
+  EXPECT_TRUE(Rejected<StatusView>(encode(MsgType::kStatus, Status{1, 2, 0}, Tail().add_text("{}x")).body(), "status",
+                                   "does not match"));
 }
 
 }  // namespace

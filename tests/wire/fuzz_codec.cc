@@ -217,6 +217,19 @@ void decode_everything(std::span<const std::byte> body, std::uint32_t frame_leng
     }
   }
   {
+    StatusQuery x{};
+    if (accepted(body, x, "status query")) check(n == sizeof x && x.id != 0 && x.reserved == 0);
+  }
+  {
+    StatusView v;
+    if (accepted(body, v, "status")) {
+      check(v.fixed.id != 0 && v.fixed.reserved == 0);
+      check(v.text.size() == v.fixed.text_length && v.text.size() >= 1 && v.text.size() <= kMaxStatusText);
+      check(inside(std::span<const char>(v.text.data(), v.text.size()), body));
+      check(n == sizeof(Status) + v.text.size());
+    }
+  }
+  {
     // kBytes: the receiver reads only the fixed part; the payload stays on the stream.
     Bytes b{};
     std::string why;

@@ -100,6 +100,8 @@ std::size_t fixed_size(MsgType type) {
     case MsgType::kStriped: return sizeof(Striped);
     case MsgType::kChallenge: return sizeof(Challenge);
     case MsgType::kProof: return sizeof(Proof);
+    case MsgType::kStatusQuery: return sizeof(StatusQuery);
+    case MsgType::kStatus: return sizeof(Status);
   }
   return 0;
 }
@@ -122,6 +124,8 @@ const char* type_name(std::uint16_t type) {
     case MsgType::kStriped: return "striped";
     case MsgType::kChallenge: return "challenge";
     case MsgType::kProof: return "proof";
+    case MsgType::kStatusQuery: return "status query";
+    case MsgType::kStatus: return "status";
   }
   return "unknown";
 }
@@ -428,6 +432,43 @@ std::string_view fixed_string(const char (&field)[32]) {
 void set_fixed_string(char (&field)[32], std::string_view text) {
   std::memset(field, 0, sizeof field);
   std::memcpy(field, text.data(), std::min(text.size(), sizeof field - 1));
+}
+
+bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why) {
+  if (!exact(body, out, "status query", why)) return false;
+  if (out.id == 0) return fail(why, "status query", "id 0");
+  if (out.reserved != 0) return fail(why, "status query", "reserved field set");
+  return true;
+}
+
+Framed<StatusQuery> encode_status_query(std::uint64_t id) {
+  return encode(StatusQuery{id, 0});
+}
+
+bool decode(std::span<const std::byte> body, StatusView& out, std::string& why) {
+  if (!read_fixed(body, out.fixed, "status", why)) return false;
+  if (out.fixed.id == 0) return fail(why, "status", "id 0");
+  if (out.fixed.reserved != 0) return fail(why, "status", "reserved field set");
+  if (out.fixed.text_length == 0) return fail(why, "status", "empty text");
+  if (out.fixed.text_length > kMaxStatusText) {
+    return fail(why, "status", "text of " + std::to_string(out.fixed.text_length) + " bytes, longer than " +
+                                   std::to_string(kMaxStatusText));
+  }
+  if (body.size() != sizeof(Status) + std::size_t{out.fixed.text_length}) {
+    return fail(why, "status", "length does not match its text");
+  }
+  out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Status), out.fixed.text_length};
+  return true;
+}
+
+bool encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out, std::string& why) {
+  if (id == 0) return fail(why, "status", "id 0");
+  if (text.empty() || text.size() > kMaxStatusText) {
+    return fail(why, "status", "text of " + std::to_string(text.size()) + " bytes outside 1.." +
+                                   std::to_string(kMaxStatusText));
+  }
+  out = encode(Status{id, static_cast<std::uint32_t>(text.size()), 0});
+  return true;
 }
 
 }  // namespace rig::wire

@@ -23,6 +23,8 @@ struct Counters {
   // Written by the receiving thread.
   alignas(64) std::atomic<std::uint64_t> bytes_received{0};
   std::atomic<std::uint64_t> messages_received{0};
+  std::atomic<std::uint64_t> reads{0};  // reads of the socket into the frame buffer (frames per read:
+                                        // messages_received / reads; payloads received in place are not counted)
   std::atomic<std::uint64_t> payload_bytes_copied{0};  // payload bytes memcpy'd from the header buffer
   std::atomic<std::uint64_t> payload_bytes_direct{0};  // payload bytes received straight into place
   std::atomic<std::uint64_t> bytes_striped_in{0};      // payload bytes received on the stripes

@@ -109,6 +109,17 @@ class RIG_API Link {
   const char* backend() const { return connection_->socket().backend(); }
   const StagingAllocator& staging() const { return staging_; }
 
+  // Whether the agent answers status queries (it accepted wire::kFeatureStatus in its welcome;
+  // an agent older than the query does not, and is never sent one).
+  bool agent_status_supported() const { return (features_ & wire::kFeatureStatus) != 0; }
+  // Asks the agent for its own figures (wire kStatusQuery, answered in order with the job's
+  // other messages) and returns its JSON text: version, uptime, jobs, bytes in and out, this
+  // job's connection counters, and every agent thread's CPU time, context switches and system
+  // calls (wire/PROTOCOL.md 5.18). Throws std::runtime_error when the agent does not answer
+  // status queries (nothing is sent then), edge::Fault once the job is over; an answer that
+  // breaks the protocol (too long, another id) fails the job with the reason.
+  std::string agent_status();
+
   // A new id of the job, naming an agent object (the page's Link.fresh). Ids carry the link's
   // number in their top 16 bits, so owns() tells without a lookup whether an id is this link's.
   std::uint64_t fresh();
@@ -174,6 +185,17 @@ class RIG_API Link {
   void handshake();
   void receive_loop();
   bool on_answer(std::span<const std::byte> body, std::string& why);
+  bool on_status(std::span<const std::byte> body, std::string& why);
+  // The receiving thread: hands `answer` to the request waiting under `id`; false (with why
+  // naming `what`) if none waits.
+  bool complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why);
+  // ask()'s steps: registers `req` under a fresh id; then, once its message is sent, waits.
+  void register_request(PendingRequest& req);
+  AgentAnswer await_answer(PendingRequest& req);
+  // Frames and sends a request (its tail_length set from `tail`): 0 or -errno.
+  int send_request(wire::Request request, std::span<const std::byte> tail);
+  // Fails the job for a send that returned -errno `rc`.
+  void fail_send(int rc);
   bool on_bytes(const wire::Bytes& bytes, std::string& why);
   bool on_done(const wire::Done& done, std::string& why);
   bool on_striped(const wire::Striped& s, std::string& why);
@@ -199,6 +221,7 @@ class RIG_API Link {
   std::unique_ptr<engine::StripeSet> stripes_;  // null: no striping
   std::uint64_t stripe_min_bytes_ = 0;
   std::vector<wire::Account> accounts_;
+  std::uint32_t features_ = 0;  // accepted by the agent's welcome; set before the receiving thread starts
   std::thread receiver_;
 
   // fresh ids: relaxed, only uniqueness matters.

@@ -193,4 +193,29 @@ inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_byt
 RIG_API std::string_view fixed_string(const char (&field)[32]);
 void set_fixed_string(char (&field)[32], std::string_view text);
 
+// ---- the status query (kFeatureStatus) ----
+
+struct StatusView {
+  Status fixed;
+  std::string_view text;  // the JSON, not checked here
+};
+// id not 0, reserved 0, length exactly 16.
+bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why);
+// id not 0, reserved 0, text_length in 1..kMaxStatusText, length = 16 + text_length exactly.
+bool decode(std::span<const std::byte> body, StatusView& out, std::string& why);
+template <>
+struct TypeOf<StatusQuery> {
+  static constexpr MsgType value = MsgType::kStatusQuery;
+};
+template <>
+struct TypeOf<Status> {
+  static constexpr MsgType value = MsgType::kStatus;
+};
+constexpr std::uint64_t tail_bytes(const Status& m) { return m.text_length; }
+// A kStatusQuery frame, ready to send.
+Framed<StatusQuery> encode_status_query(std::uint64_t id);
+// kStatus's header and fixed part for `text`, which is sent right after them as the tail. False
+// with `why` for id 0 or a text outside 1..kMaxStatusText bytes (nothing encoded).
+bool encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out, std::string& why);
+
 }  // namespace rig::wire

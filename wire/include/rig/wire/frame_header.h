@@ -32,8 +32,11 @@ enum class MsgType : std::uint16_t {
   // Authentication (v2):
   kChallenge = 15,    // agent -> client: its nonce, after a hello or a join
   kProof = 16,        // client -> agent: its MAC, after a challenge
+  // The status query (only once kFeatureStatus is accepted):
+  kStatusQuery = 17,  // client -> agent: asks for the agent's figures
+  kStatus = 18,       // agent -> client: the figures, a JSON text
 };
-inline constexpr std::uint16_t kMaxMsgType = 16;
+inline constexpr std::uint16_t kMaxMsgType = 18;
 
 // 8 bytes. `length` counts the bytes after the header: the message's fixed part, its tail and,
 // for kBytes, the payload.

@@ -29,6 +29,7 @@ enum Feature : std::uint32_t {
   kFeatureNone = 0,
   kFeaturePrograms = 1u << 0,  // the machine's host loads rig.program images
   kFeatureStripes = 1u << 1,   // a link may stripe large payloads over extra data connections
+  kFeatureStatus = 1u << 2,    // the client may ask for the agent's figures (kStatusQuery, kStatus)
 };
 
 // The handshake (wire/PROTOCOL.md 4): kHello, kChallenge, kProof, kWelcome. A nonce is 32 fresh
@@ -323,5 +324,28 @@ struct Ping {
   std::uint64_t nonce;
 };
 static_assert(sizeof(Ping) == 8);
+
+// ---- kStatusQuery / kStatus (kFeatureStatus) ------------------------------------------
+
+// The longest status text: an agent with more threads than fit leaves the rest out.
+inline constexpr std::uint32_t kMaxStatusText = 64 * 1024;
+
+// Asks the agent for its figures; answered by one kStatus with the same id.
+struct StatusQuery {
+  std::uint64_t id;  // not 0; rig-remote's client draws it from its request ids
+  std::uint64_t reserved;
+};
+static_assert(sizeof(StatusQuery) == 16);
+static_assert(offsetof(StatusQuery, reserved) == 8);
+
+// Tail: text_length bytes of JSON (wire/PROTOCOL.md 5.18 lists its keys).
+struct Status {
+  std::uint64_t id;           // the query's
+  std::uint32_t text_length;  // 1..kMaxStatusText
+  std::uint32_t reserved;
+};
+static_assert(sizeof(Status) == 16);
+static_assert(offsetof(Status, text_length) == 8);
+static_assert(sizeof(Status) + kMaxStatusText <= kMaxControlLength);
 
 }  // namespace rig::wire

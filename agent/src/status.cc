@@ -1,0 +1,62 @@
+#include "status.h"
+
+#include <unistd.h>
+
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
+#include "rig/engine/syscall_count.h"
+#include "rig/engine/task_usage.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
+
+namespace rig::agent {
+
+std::string status_text(const Gauges& gauges, const engine::Counters& job, std::uint32_t max_bytes) {
+  // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
+  auto count = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  const std::uint64_t job_in = count(job.bytes_received) + count(job.bytes_striped_in);
+  const std::uint64_t job_out = count(job.bytes_sent) + count(job.bytes_striped_out);
+  nlohmann::ordered_json o;
+  o["agent"] = "rig-agent";
+  o["version"] = wire::software_version();
+  o["protocol"] = wire::kVersion;
+  o["pid"] = ::getpid();
+  o["uptime_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - gauges.started).count();
+  o["jobs"] = gauges.jobs.load(std::memory_order_relaxed);
+  o["connections"] = gauges.connections.load(std::memory_order_relaxed);
+  o["bytes_in"] = count(gauges.bytes_in) + job_in;
+  o["bytes_out"] = count(gauges.bytes_out) + job_out;
+  o["job"] = {{"bytes_received", job_in},
+              {"bytes_sent", job_out},
+              {"messages_received", count(job.messages_received)},
+              {"reads", count(job.reads)},
+              {"messages_sent", count(job.messages_sent)},
+              {"send_calls", count(job.send_calls)}};
+  o["syscalls_total"] = engine::syscalls_total();
+  nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+  try {
+    for (const engine::TaskUsage& t : engine::task_usage()) {
+      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"cpu_ns", t.cpu_ns}, {"voluntary", t.voluntary},
+                         {"involuntary", t.involuntary}, {"syscalls", t.syscalls}});
+    }
+  } catch (const std::exception& e) {
+    o["threads_error"] = e.what();
+  }
+  o["threads_left_out"] = 0;
+  o["threads"] = threads;
+  std::string text = o.dump();
+  std::size_t left_out = 0;
+  while (text.size() > max_bytes && !o["threads"].empty()) {
+    // Leave out threads, the last first, until it fits (an agent with thousands of connections).
+    const std::size_t drop = std::max<std::size_t>(1, o["threads"].size() / 8);
+    for (std::size_t i = 0; i < drop && !o["threads"].empty(); ++i) o["threads"].erase(o["threads"].size() - 1);
+    left_out += drop;
+    o["threads_left_out"] = left_out;
+    text = o.dump();
+  }
+  return text;
+}
+
+}  // namespace rig::agent
