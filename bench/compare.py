@@ -100,6 +100,38 @@ RATIOS = [
 ]
 
 
+# The cost of a pipelined tiny handover, client and agent together (rig-bench's costs.total),
+# against the page-shaped floor's per message, and the calls against an absolute bound: issue 11's
+# 2-core targets. (figure, costs.total key, reference key or None, goal)
+COSTS = [
+    ("handover_rate_1", "cpu_us", "page_floor_cpu_us", (LE, 1.1)),
+    ("handover_rate_1", "syscalls", None, (LE, 1.5)),
+]
+
+
+def cost_rows(figs, refs):
+    rows = []
+    for name, key, ref_key, ((sign, cmp), threshold) in COSTS:
+        fig = find(figs, name, None)
+        total = ((fig or {}).get("costs") or {}).get("total") or {}
+        ours = total.get(key)
+        if ours is None:
+            continue
+        label = f"{fig['label']}: {key} per handover, client + agent"
+        if ref_key is None:
+            rows.append([label, f"{ours:.3g}", "(an absolute bound)", "", f"{ours:.2f}", "lower",
+                         f"{sign} {threshold:g}", "met" if cmp(ours, threshold) else "not met"])
+            continue
+        r = refs.get(ref_key)
+        have = r is not None and r.get("value")
+        ratio = ours / r["value"] if have else None
+        rows.append([label, f"{ours:.3g}", r["label"] if r is not None else f"{ref_key} (missing)",
+                     f"{r['value']:.3g}" if have else "n/a", f"{ratio:.2f}" if ratio is not None else "n/a",
+                     "lower", f"{sign} {threshold:g}",
+                     ("met" if cmp(ratio, threshold) else "not met") if ratio is not None else ""])
+    return rows
+
+
 def find(figs, name, size):
     for (n, s), f in figs.items():
         if n == name and (size is None or s == size):
@@ -138,6 +170,8 @@ def ratios(args):
                      fmt(r["value"], r["unit"]) if have else "n/a (failed)" if r is not None else "n/a",
                      f"{ratio:.2f}" if ratio is not None else "n/a",
                      "higher" if higher else "lower", goal_text, met])
+
+    rows += cost_rows(runs["main"], refs)
 
     nproc = ref_doc.get("machine", {}).get("nproc")
     if not args.markdown:
