@@ -39,8 +39,8 @@ bool recv_message(int fd, wire::MsgType type, M& out, const char* what, std::str
 }
 
 template <class M>
-bool send_message(int fd, wire::MsgType type, const M& msg, const char* what, std::string& why) {
-  const auto f = wire::frame(type, msg);
+bool send_message(int fd, const M& msg, const char* what, std::string& why) {
+  const auto f = wire::encode(msg);
   const iovec iov = engine::to_iov(&f, sizeof f);
   if (engine::send_within(fd, {&iov, 1}, kHelloTimeoutMs) == 0) return true;
   why = std::string("connection lost sending the ") + what;
@@ -54,7 +54,7 @@ bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac&
   std::copy(nonce.begin(), nonce.end(), c.nonce);
   c.auth = config.authenticates() ? 1 : 0;
   wire::Proof p{};
-  if (!send_message(fd, wire::MsgType::kChallenge, c, "challenge", why) ||
+  if (!send_message(fd, c, "challenge", why) ||
       !recv_message(fd, wire::MsgType::kProof, p, "proof", why)) {
     return false;
   }
@@ -124,7 +124,7 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
     const wire::Mac mac = wire::agent_proof(secret, t, accepted, accounts);
     std::copy(mac.begin(), mac.end(), w.mac);
   }
-  const auto f = wire::frame(wire::MsgType::kWelcome, w, accounts.size() * sizeof(wire::Account));
+  const auto f = wire::encode(w);
   const iovec iov[2] = {engine::to_iov(&f, sizeof f),
                         engine::to_iov(accounts.data(), accounts.size() * sizeof(wire::Account))};
   if (connection.send(iov) != 0) {
@@ -133,8 +133,7 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
   }
   if ((accepted & wire::kFeatureStripes) == 0) return true;
   const std::uint32_t max = std::min(config.max_stripes, wire::kMaxStripes);
-  const auto g = wire::frame(wire::MsgType::kStripeGrant,
-                             wire::StripeGrant{stripes.grant(max, wire::job_key(secret, t)), max, 0});
+  const auto g = wire::encode(wire::StripeGrant{stripes.grant(max, wire::job_key(secret, t)), max, 0});
   const iovec giov = engine::to_iov(&g, sizeof g);
   if (connection.send({&giov, 1}) != 0) {
     why = "connection lost sending the stripe grant";

@@ -9,9 +9,7 @@ namespace rig::agent {
 
 FailureFrame::FailureFrame(const std::string& why)
     : text(why.substr(0, wire::kMaxText)),
-      frame(wire::frame(wire::MsgType::kFailure,
-                        wire::Failure{wire::kNoDevice, static_cast<std::uint32_t>(text.size())},
-                        text.size())) {}
+      frame(wire::encode(wire::Failure{wire::kNoDevice, static_cast<std::uint32_t>(text.size())})) {}
 
 std::array<iovec, 2> FailureFrame::iov() const {
   return {engine::to_iov(&frame, sizeof frame), engine::to_iov(text.data(), text.size())};
@@ -50,16 +48,14 @@ bool Outbox::finish() {
 bool Outbox::answer(std::uint64_t id, const Answer& a) {
   if (id == 0) return true;  // a prepare: nobody waits for its answer
   const std::string_view text = std::string_view(a.text).substr(0, wire::kMaxText);
-  const auto f = wire::frame(wire::MsgType::kAnswer,
-                             wire::Answer{id, static_cast<std::uint16_t>(a.status), 0,
-                                          static_cast<std::uint32_t>(text.size()), a.value},
-                             text.size());
+  const auto f = wire::encode(wire::Answer{id, static_cast<std::uint16_t>(a.status), 0,
+                                           static_cast<std::uint32_t>(text.size()), a.value});
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
   return queue_frame({iov, text.empty() ? 1u : 2u});
 }
 
 bool Outbox::echo(const wire::Ping& ping) {
-  const auto f = wire::frame(wire::MsgType::kPing, ping);
+  const auto f = wire::encode(ping);
   const iovec iov = engine::to_iov(&f, sizeof f);
   return queue_frame({&iov, 1});
 }
@@ -71,7 +67,7 @@ void Outbox::failure(const std::string& why) {
 }
 
 bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
-  const auto f = wire::frame(wire::MsgType::kDone, wire::Done{device, 0, value});
+  const auto f = wire::encode(wire::Done{device, 0, value});
   const iovec iov = engine::to_iov(&f, sizeof f);
   if (queue_frame({&iov, 1})) return true;
   why = "connection lost sending a done report";
@@ -95,7 +91,7 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
   }
   for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
     const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
-    const auto hdr = wire::frame(wire::MsgType::kBytes, wire::Bytes{device, part, value, at, n, 0}, n);
+    const auto hdr = wire::encode(wire::Bytes{device, part, value, at, n, 0});
     iov_.clear();
     iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
     engine::append_rows(iov_, base, shape.row_bytes, pitch, at, n);

@@ -121,7 +121,7 @@ int Link::on_idle(std::int64_t silent_ms) {
   }
   // Ping only when nobody sends: a sender blocked on a full socket is itself a sign of life
   // being awaited, and the receiving thread must never wait for the turn.
-  send_control(wire::frame(wire::MsgType::kPing, wire::Ping{static_cast<std::uint64_t>(silent_ms)}));
+  send_control(wire::encode(wire::Ping{static_cast<std::uint64_t>(silent_ms)}));
   return 0;
 }
 
@@ -156,7 +156,7 @@ void Link::join() {
 }
 
 void Link::close() {
-  if (connection_) send_control(wire::frame(wire::MsgType::kClose, wire::Close{0}));
+  if (connection_) send_control(wire::encode(wire::Close{0}));
   shutdown();
 }
 
@@ -252,7 +252,7 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
 
 int Link::send_request(wire::Request request, std::span<const std::byte> tail) {
   request.tail_length = static_cast<std::uint32_t>(tail.size());
-  const auto framed = wire::frame(wire::MsgType::kRequest, request, tail.size());
+  const auto framed = wire::encode(request);
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
                         engine::to_iov(tail.data(), tail.size())};
   return connection_->send_combined({iov, tail.empty() ? 1u : 2u});
@@ -288,8 +288,7 @@ void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept
 
 void Link::release(std::uint64_t id, wire::ReleaseKind kind) {
   if (job_.failed()) return;
-  const auto framed = wire::frame(wire::MsgType::kRelease,
-                                  wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
+  const auto framed = wire::encode(wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
   const iovec iov = engine::to_iov(&framed, sizeof framed);
   const int rc = connection_->send_combined({&iov, 1});
   if (rc != 0 && !job_.closing()) {

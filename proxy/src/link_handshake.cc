@@ -63,8 +63,8 @@ void recv_message(int fd, wire::MsgType want, M& out, const std::string& what, c
 }
 
 template <class M>
-void send_message(int fd, wire::MsgType type, const M& msg, const std::string& what, const std::string& endpoint) {
-  const auto f = wire::frame(type, msg);
+void send_message(int fd, const M& msg, const std::string& what, const std::string& endpoint) {
+  const auto f = wire::encode(msg);
   const iovec iov = engine::to_iov(&f, sizeof f);
   if (const int rc = engine::send_within(fd, {&iov, 1}, kHandshakeTimeoutMs); rc != 0) {
     throw std::system_error(rc == -ETIME ? ETIMEDOUT : -rc, std::generic_category(), what + " with agent " + endpoint);
@@ -86,7 +86,7 @@ void answer_challenge(int fd, const wire::Challenge& c, bool have_secret, const 
   }
   wire::Proof p{};
   std::copy(mac.begin(), mac.end(), p.mac);
-  send_message(fd, wire::MsgType::kProof, p, what, endpoint);
+  send_message(fd, p, what, endpoint);
 }
 
 }  // namespace
@@ -98,7 +98,7 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
   t.client = wire::fresh_nonce();
   wire::Hello hello{wire::kMagic, wire::kVersion, 0, offer, 0};
   std::copy(t.client.begin(), t.client.end(), hello.nonce);
-  send_message(fd, wire::MsgType::kHello, hello, what, endpoint);
+  send_message(fd, hello, what, endpoint);
   wire::Challenge c{};
   recv_message(fd, wire::MsgType::kChallenge, c, what, endpoint);
   t.agent = wire::to_array(c.nonce);
@@ -133,13 +133,13 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
 }
 
 void join(int fd, const wire::Join& j, const wire::JobKey& key, const std::string& what, const std::string& endpoint) {
-  send_message(fd, wire::MsgType::kJoin, j, what, endpoint);
+  send_message(fd, j, what, endpoint);
   wire::Challenge c{};
   recv_message(fd, wire::MsgType::kChallenge, c, what, endpoint);
   wire::Proof p{};
   const wire::Mac mac = wire::join_proof(key, j, wire::to_array(c.nonce));
   std::copy(mac.begin(), mac.end(), p.mac);
-  send_message(fd, wire::MsgType::kProof, p, what, endpoint);
+  send_message(fd, p, what, endpoint);
   wire::FrameHeader h{};
   const std::vector<std::uint64_t> echo = recv_frame(fd, wire::MsgType::kJoin, h, what, endpoint);
   if (h.length != sizeof j || std::memcmp(echo.data(), &j, sizeof j) != 0) {
