@@ -16,12 +16,7 @@
 namespace rig::engine {
 namespace {
 
-class PollingModeTest : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kUring && !uring_available()) GTEST_FAIL() << "no io_uring here";
-  }
-};
+class PollingModeTest : public BackendTest {};
 
 // Reads one ping with `reader` on a thread; the peer sends it once `ready()` holds (or after
 // 10 s). Returns whether ready() held.
@@ -82,10 +77,7 @@ TEST_P(PollingModeTest, ASpinThatEndsWithoutBytesFallsBackToSleepingUntilTheyCom
   EXPECT_GT(counters.spin_reads.load(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PollingModeTest, ::testing::Values(Backend::kUring, Backend::kPlain),
-                         [](const auto& info) {
-                           return std::string(info.param == Backend::kUring ? "Uring" : "Plain");
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, PollingModeTest, kBackends, backend_test_name);
 
 }  // namespace
 }  // namespace rig::engine

@@ -28,12 +28,7 @@ namespace {
 
 std::uint64_t my_calls() { return this_thread_syscalls().calls.load(std::memory_order_relaxed); }
 
-class PostedSendTest : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kUring && !uring_available()) GTEST_FAIL() << "no io_uring here";
-  }
-};
+class PostedSendTest : public BackendTest {};
 
 TEST_P(PostedSendTest, APostedSendArrivesWholeOnceTheNextReceiveRuns) {
   Pair p = connected(GetParam());
@@ -229,8 +224,7 @@ TEST(SyscallCount, EveryThreadsCountIsListedAndSummed) {
   EXPECT_GE(syscalls_total(), 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, PostedSendTest, ::testing::Values(Backend::kUring, Backend::kPlain),
-                         [](const auto& info) { return std::string(backend_name(info.param)) == "io_uring" ? "Uring" : "Plain"; });
+INSTANTIATE_TEST_SUITE_P(Backends, PostedSendTest, kBackends, backend_test_name);
 
 }  // namespace
 }  // namespace rig::engine

@@ -3,7 +3,10 @@
 
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "rig/engine/socket.h"
@@ -25,6 +28,20 @@ inline Pair connected(Backend backend, SendOptions send = {}) {
   t.join();
   ::close(lfd);
   return {make_socket(cfd, backend, send), make_socket(afd, backend)};
+}
+
+// A test run on each socket backend: fails where io_uring cannot be set up (these machines have
+// it); instantiate with kBackends and backend_test_name.
+class BackendTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kUring && !uring_available()) GTEST_FAIL() << "no io_uring here";
+  }
+};
+
+inline const auto kBackends = ::testing::Values(Backend::kUring, Backend::kPlain);
+inline std::string backend_test_name(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::kUring ? "Uring" : "Plain";
 }
 
 }  // namespace rig::engine

@@ -33,12 +33,7 @@ std::vector<char> pattern(std::size_t n, unsigned seed) {
   return v;
 }
 
-class SocketTest : public ::testing::TestWithParam<Backend> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Backend::kUring && !uring_available()) GTEST_FAIL() << "no io_uring here";
-  }
-};
+class SocketTest : public BackendTest {};
 
 TEST_P(SocketTest, RecvReadyTakesWhatIsThereAndNeverWaits) {
   Pair p = connected(GetParam());
@@ -310,10 +305,7 @@ TEST_F(ZeroCopySend, ThePlainBackendHasNoRegisteredBuffersAndSendsFixedPiecesByC
   EXPECT_EQ(counters_.zc_sends.load(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, SocketTest, ::testing::Values(Backend::kUring, Backend::kPlain),
-                         [](const auto& info) {
-                           return std::string(info.param == Backend::kUring ? "Uring" : "Plain");
-                         });
+INSTANTIATE_TEST_SUITE_P(Backends, SocketTest, kBackends, backend_test_name);
 
 }  // namespace
 }  // namespace rig::engine
