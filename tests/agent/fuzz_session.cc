@@ -13,6 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -183,9 +186,18 @@ void play(int fd, const std::uint8_t* data, std::size_t size) {
   std::vector<std::uint8_t> sink(1 << 16);
   std::size_t sent = 0;
   bool open = true;
+  // libFuzzer's timeout alarm (SIGALRM every -timeout/2+1 s) interrupts the wait: EINTR is not
+  // a hang, only 10 s with neither reading nor answering is.
+  using clock = std::chrono::steady_clock;
+  clock::time_point quiet_since = clock::now();
   while (open) {
     pollfd p{fd, static_cast<short>(POLLIN | (sent < size ? POLLOUT : 0)), 0};
-    check(::poll(&p, 1, 10000) > 0, "the agent neither read nor answered for 10 s");
+    const int left_ms = static_cast<int>(std::max<std::int64_t>(
+        0, 10000 - std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - quiet_since).count()));
+    const int ready = ::poll(&p, 1, left_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    check(ready > 0, ready == 0 ? "the agent neither read nor answered for 10 s" : "poll failed");
+    quiet_since = clock::now();
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       const ssize_t n = ::recv(fd, sink.data(), sink.size(), 0);
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) open = false;
