@@ -24,7 +24,7 @@ int Proxy::room(const rig_submission& s) const {
   if ((s.n_parts > 0 && s.parts == nullptr) || (s.n_waits > 0 && s.waits == nullptr)) return RIG_NEVER;
   TravellingWaits waits;  // waits that stay here never count; those that travel, once a device
   waits.merge(link_, s);
-  std::uint64_t words = 0, sent = 0;
+  std::uint64_t words = 0, sent = 0, sent_into_client = 0;
   bool into_client = false;
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
     const rig_part& p = s.parts[i];
@@ -38,6 +38,7 @@ int Proxy::room(const rig_submission& s) const {
       if (!part_sent(p)) continue;  // zero bytes: fits, and sends nothing
       std::uint64_t bytes = 0;
       if (copy_room(link_, c, bytes) != RIG_FITS) return RIG_NEVER;
+      if (c.dst.host != nullptr && ++sent_into_client > kMaxCopiesIntoHere) return RIG_NEVER;
     } else if (p.kind == RIG_PART_WORDS) {
       if (!is_host()) return RIG_NEVER;
       if (p.u.words.n_words > 0 && p.u.words.words == nullptr) return RIG_NEVER;

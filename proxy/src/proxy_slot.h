@@ -15,6 +15,7 @@
 
 #include "rig/engine/event_word.h"
 #include "rig/engine/spsc_ring.h"
+#include "rig/remote/proxy.h"
 
 namespace rig::remote {
 
@@ -42,7 +43,7 @@ struct SubmittedValue {
 };
 
 struct ProxySlot {
-  static constexpr std::size_t kCopyRecords = 4096;
+  static constexpr std::size_t kCopyRecords = Proxy::kMaxCopiesIntoHere;
   static constexpr std::size_t kValueRecords = 1u << 16;
 
   ProxySlot(std::uint32_t device_id, std::uint64_t* word_address)

@@ -199,6 +199,7 @@ bool Proxy::encode(const rig_submission& s, std::uint64_t value, const SubmitPla
 // Waits until the rings have room for `n_into` copy records and one value. false once the job
 // is over.
 bool Proxy::wait_for_records(std::uint32_t n_into) {
+  assert(n_into <= ProxySlot::kCopyRecords);  // room says RIG_NEVER past it; submit refuses it
   ProxySlot& slot = *slot_;
   for (;;) {
     const std::uint32_t events = slot.events.current();
@@ -241,6 +242,8 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   slot_->last_submitted.store(value, std::memory_order_release);
   if (job_->over()) return fail_submit(why, job_->fault_text());
   const SubmitPlan plan = plan_submission(link_, s);
+  // What room calls RIG_NEVER: its records could never all fit, so it would wait for ever.
+  if (plan.n_into > kMaxCopiesIntoHere) return fail_submit(why, "more copies into this process's memory than a handover can hold");
   if (!wait_here(s, plan)) return fail_submit(why, job_->fault_text());
   Staging staging(link_.staging(), link_.connection());
   if (plan.staging_bytes > 0 && !staging.get(plan.staging_bytes)) return fail_submit(why, "out of memory for a hand-over");

@@ -1,6 +1,8 @@
 // The page's room: RIG_FITS for everything the proxy can run that its RIG_NEVER list does not
 // name; the deviations that remain (docs/SEMANTICS.md) are pinned here too.
+#include <algorithm>
 #include <variant>
+#include <vector>
 
 #include "fixture.h"
 #include "rig/program/program.h"
@@ -99,6 +101,36 @@ TEST_F(Room, TheRemainingDeviationsAreNever) {
   Work overlapping;  // rows overlap: pitch < row bytes
   overlapping.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 2, 64, 32, 64});
   EXPECT_EQ(dev.room(overlapping), RIG_NEVER);
+}
+
+// Each copy into this process's memory is a record the receiving thread keeps until its bytes
+// land, and a handover takes room for all of its records at once: past kMaxCopiesIntoHere it
+// could never have it. room says RIG_NEVER; a submit that goes on anyway fails with the reason
+// (it does not wait for ever) and the job goes on. Exactly that many run and land.
+TEST_F(Room, MoreCopiesIntoHereThanAHandoverHoldsAreNeverAndExactlySoManyLand) {
+  Driven dev(*link_, 1);
+  constexpr std::uint32_t kMost = remote::Proxy::kMaxCopiesIntoHere;
+  auto r = dev->alloc(edge::Memory::kDevice, kMost);
+  ASSERT_TRUE(r);
+  std::vector<std::uint8_t> pattern(kMost);
+  for (std::uint32_t i = 0; i < kMost; ++i) pattern[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  Work fill;
+  fill.to_device(pattern.data(), *r, 0, kMost);
+  dev.run(fill);
+  std::vector<std::uint8_t> back(kMost + 1, 0);
+  Work most;  // one byte each
+  for (std::uint32_t i = 0; i < kMost; ++i) most.to_host(*r, i, &back[i], 1);
+  ASSERT_EQ(dev.room(most), RIG_FITS);
+  dev.wait(dev.run(most));
+  EXPECT_TRUE(std::equal(pattern.begin(), pattern.end(), back.begin()));
+  Work one_more;
+  for (std::uint32_t i = 0; i <= kMost; ++i) one_more.to_host(*r, i % kMost, &back[i], 1);
+  EXPECT_EQ(dev.room(one_more), RIG_NEVER);
+  const char* why = nullptr;
+  EXPECT_EQ(rig_proxy_submit(dev->c_handle(), &one_more.submission(), dev.last_value() + 1, &why), RIG_FAILED);
+  ASSERT_NE(why, nullptr);
+  EXPECT_STREQ(why, "more copies into this process's memory than a handover can hold");
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
 }
 
 }  // namespace

@@ -140,6 +140,10 @@ class RIG_API Proxy {
 
   // RIG_LATER above this many bytes of copies and words submitted and not reported done.
   static constexpr std::uint64_t kRoomBytes = 64ull << 20;
+  // RIG_NEVER for a submission with more copies into this process's memory (of at least one
+  // byte) than this: each is a record the receiving thread keeps until its bytes land, and a
+  // handover takes room for all of its records at once.
+  static constexpr std::uint32_t kMaxCopiesIntoHere = 4096;
   // Payload bytes per kBytes message of a copy from this process's memory.
   static constexpr std::uint64_t kChunkBytes = 4ull << 20;
   // sleep() polls the word this long before it waits on the futex.
