@@ -9,8 +9,10 @@ install(TARGETS rig_remote EXPORT rig_remoteTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 # One include folder: rig/edge.h, rig/edge.hpp, rig/export.h, rig/remote/, and the engine and
 # wire headers the C++ ones include.
+# Test-only headers (fault injection, the stop-order hook) stay out.
 install(DIRECTORY proxy/include/ engine/include/ wire/include/ include/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp"
+        PATTERN "faulty_socket.h" EXCLUDE PATTERN "test_hook.h" EXCLUDE)
 
 # The programs, exported too (rig_remote::rig-agent, rig_remote::rig-asm, ...): a runtime's
 # build can assemble programs with rig-asm and its tests can start a rig-agent.

@@ -20,6 +20,7 @@
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
 #include "rig/engine/socket.h"
+#include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
 #include "rig/wire/version.h"
 

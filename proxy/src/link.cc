@@ -16,7 +16,9 @@
 #include "proxy_slot.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/edge.hpp"
+#include "rig/engine/faulty_socket.h"
 #include "rig/engine/futex.h"
+#include "rig/engine/stripe_set.h"
 #include "rig/engine/tcp.h"
 #include "rig/remote/job.h"
 #include "rig/wire/codec.h"
@@ -45,9 +47,7 @@ std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& opti
   // Inside a frame too, an agent silent for silence_ms fails the job (the idle watch covers the
   // gaps between frames).
   socket->set_silence_ms(options.silence_ms);
-  if (options.inject_faults) {
-    socket = std::make_unique<engine::FaultySocket>(std::move(socket), options.faults);
-  }
+  if (options.faults) socket = std::make_unique<engine::FaultySocket>(std::move(socket), *options.faults);
   return socket;
 }
 
@@ -94,7 +94,7 @@ void Link::join_stripes(const engine::Address& reached, const wire::StripeGrant&
       std::clamp<std::uint64_t>((options.stripe_min_bytes + 1023) / 1024, 1, UINT32_MAX));
   stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
   stripes_ = std::make_unique<engine::StripeSet>(
-      options.backend == engine::Backend::kUring && !options.inject_faults && engine::uring_available(),
+      options.backend == engine::Backend::kUring && !options.faults && engine::uring_available(),
       counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
   // The receiving thread is inside a striped receive, where the idle watch cannot run: the
   // same silence bound applies there.
@@ -141,6 +141,8 @@ void Link::send_control(const Framed& f) {
   }
   connection_->release();
 }
+
+std::size_t Link::stripes() const { return stripes_ ? stripes_->size() : 0; }
 
 Link::~Link() {
   join();

@@ -10,6 +10,7 @@
 #include "rig/remote/link.h"
 #include "rig/remote/test_hook.h"
 #include "rig/engine/packed_rows.h"
+#include "rig/engine/stripe_set.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {

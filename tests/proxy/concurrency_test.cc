@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fixture.h"
+#include "rig/engine/faulty_socket.h"
 
 namespace rig::test {
 namespace {
@@ -250,9 +251,7 @@ void load_through(remote::Link& link, remote::Job& job, int rounds, int& exact, 
 
 TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
   remote::LinkOptions options;
-  options.inject_faults = true;
-  options.faults.max_send_chunk = 1000;
-  options.faults.max_recv_chunk = 777;
+  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 1000, .max_recv_chunk = 777});
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent_->endpoint(), options);
   int exact = 0, failed = 0;
@@ -263,8 +262,7 @@ TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
 
 TEST_F(Concurrency, AConnectionLostUnderLoadFailsTheJobAndNothingHangs) {
   remote::LinkOptions options;
-  options.inject_faults = true;
-  options.faults.lose_after_bytes = 3u << 20;
+  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.lose_after_bytes = 3u << 20});
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent_->endpoint(), options);
   int exact = 0, failed = 0;

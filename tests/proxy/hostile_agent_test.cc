@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "rig/engine/faulty_socket.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
@@ -422,8 +423,7 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   remote::LinkOptions options;
   options.keepalive_ms = 20;
   options.silence_ms = 5000;
-  options.inject_faults = true;
-  options.faults.max_send_chunk = 3;  // every send takes at most 3 bytes: a ping is 16
+  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 3});  // every send takes at most 3 bytes: a ping is 16
   remote::Link& link = job->connect(agent.endpoint(), options);
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);

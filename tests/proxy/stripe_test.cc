@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "rig/engine/faulty_socket.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
@@ -121,9 +122,7 @@ TEST_P(StripeTest, TheAgentGrantsNoMoreStripesThanItsMaximum) {
 TEST_P(StripeTest, ShortWritesAndReadsOnEveryConnectionStillLandExact) {
   auto job = Job::create();
   remote::LinkOptions o = options(3);
-  o.inject_faults = true;
-  o.faults.max_send_chunk = 100'000;
-  o.faults.max_recv_chunk = 70'000;
+  o.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 100'000, .max_recv_chunk = 70'000});
   remote::Link& link = job->connect(agent_->endpoint(), o);
   ASSERT_EQ(link.stripes(), 3u);
   Driven dev(link, 1);
@@ -154,8 +153,7 @@ TEST_P(StripeTest, PiecesAboveTheZeroCopyThresholdGoZeroCopyAndLandExact) {
 TEST_P(StripeTest, AStripeLostMidCopyFailsTheJobWithItsReason) {
   auto job = Job::create();
   remote::LinkOptions o = options(2);
-  o.inject_faults = true;
-  o.faults.lose_after_bytes = 1u << 20;  // each stripe breaks after 1 MiB
+  o.faults = std::make_shared<const engine::Faults>(engine::Faults{.lose_after_bytes = 1u << 20});  // each stripe breaks after 1 MiB
   remote::Link& link = job->connect(agent_->endpoint(), o);
   ASSERT_EQ(link.stripes(), 2u);
   Driven dev(link, 1);

@@ -17,13 +17,16 @@
 #include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/event_word.h"
-#include "rig/engine/faulty_socket.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/socket.h"
-#include "rig/engine/stripe_set.h"
-#include "rig/engine/tcp.h"
 #include "rig/export.h"
 #include "rig/wire/messages.h"
+
+namespace rig::engine {
+struct Address;
+struct Faults;
+class StripeSet;
+}  // namespace rig::engine
 
 namespace rig::remote {
 
@@ -79,8 +82,9 @@ struct LinkOptions {
   // environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
   // (on loopback, without a secret) is accepted; with one, only an agent that proves it.
   std::string secret_file;
-  bool inject_faults = false;  // wrap the sockets (the job's and the stripes) in FaultySockets
-  engine::Faults faults{};
+  // Tests only: set, the job's socket is wrapped in an engine::FaultySocket with these faults
+  // (rig/engine/faulty_socket.h, not installed), and the stripes use the plain backend.
+  std::shared_ptr<const engine::Faults> faults;
 };
 
 // The answer of a request.
@@ -139,7 +143,7 @@ class RIG_API Link {
   engine::Connection& connection() { return *connection_; }
 
   // The data connections granted (0: no striping).
-  std::size_t stripes() const { return stripes_ ? stripes_->size() : 0; }
+  std::size_t stripes() const;
   // Whether a copy of `bytes` bytes crosses on the stripes.
   bool stripes_copy(std::uint64_t bytes) const { return stripes_ && bytes >= stripe_min_bytes_; }
   // Sends packed bytes [at, at + n) of a copy from this process's memory (packed byte k at
