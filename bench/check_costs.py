@@ -53,6 +53,10 @@ for f in j["figures"]:
                                 "agent_frames_per_read")]
     if not all(b is not None and b > 0.5 for b in batches):
         problems.append(f"{what}: batch sizes {batches}")
+    # io_uring's batch: completions reaped per io_uring_enter, on both ends (null on plain).
+    rings = [c["completions_per_enter"], c["agent_completions_per_enter"]]
+    if j["backend"] == "io_uring" and not all(r is not None and r > 0.5 for r in rings):
+        problems.append(f"{what}: completions per enter {rings}")
 if not any(t["side"] == "agent" and t["syscalls"] > 0 for f in j["figures"] for t in f["costs"]["threads"]):
     problems.append("no agent thread made a system call in any figure")
 if not any(t["role"] == "recv" and t["syscalls"] > 0 for f in j["figures"] for t in f["costs"]["threads"]):

@@ -94,6 +94,11 @@ AgentSample status_sample(const std::string& status) {
     out.send_calls = job.at("send_calls").get<std::uint64_t>();
     out.messages_received = job.at("messages_received").get<std::uint64_t>();
     out.reads = job.at("reads").get<std::uint64_t>();
+    if (j.contains("ring_enters") && j.contains("completions")) {
+      out.has_ring = true;
+      out.ring_enters = j.at("ring_enters").get<std::uint64_t>();
+      out.completions = j.at("completions").get<std::uint64_t>();
+    }
     for (const nlohmann::json& t : j.at("threads")) {
       engine::TaskUsage u;
       u.tid = t.at("tid").get<pid_t>();
@@ -121,10 +126,12 @@ CostMeter::CostMeter(remote::Link& link, AgentWatch& agent) : link_(link), agent
 void CostMeter::begin() {
   agent0_ = agent_.sample();
   client0_ = client_threads();
+  ring0_ = engine::ring_counts_total();
 }
 
 void CostMeter::end() {
   client1_ = client_threads();
+  ring1_ = engine::ring_counts_total();
   agent1_ = agent_.sample();
 }
 
@@ -175,6 +182,13 @@ Costs CostMeter::costs(const std::string& per, double count) const {
     c.agent_send_calls = agent1_.send_calls - agent0_.send_calls;
     c.agent_messages_received = agent1_.messages_received - agent0_.messages_received;
     c.agent_reads = agent1_.reads - agent0_.reads;
+  }
+  c.ring_enters = ring1_.enters - ring0_.enters;
+  c.completions = ring1_.completions - ring0_.completions;
+  if (agent0_.has_ring && agent1_.has_ring) {
+    c.agent_ring = true;
+    c.agent_ring_enters = agent1_.ring_enters - agent0_.ring_enters;
+    c.agent_completions = agent1_.completions - agent0_.completions;
   }
   return c;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "report.h"
+#include "rig/engine/syscall_count.h"
 #include "rig/engine/task_usage.h"
 #include "rig/remote/link.h"
 
@@ -29,6 +30,8 @@ struct AgentSample {
   std::vector<engine::TaskUsage> threads;
   bool has_job = false;
   std::uint64_t messages_sent = 0, send_calls = 0, messages_received = 0, reads = 0;
+  bool has_ring = false;  // an agent older than these two figures lacks them
+  std::uint64_t ring_enters = 0, completions = 0;
 };
 
 // Where the agent's threads' figures come from.
@@ -78,6 +81,7 @@ class CostMeter {
   remote::Link& link_;
   AgentWatch& agent_;
   std::vector<engine::TaskUsage> client0_, client1_;
+  engine::RingCounts ring0_, ring1_;  // this process's io_uring batches
   AgentSample agent0_, agent1_;
   engine::TaskUsage caller0_{};
   std::mutex mu_;                           // guards submitters_ (worker threads add theirs)

@@ -93,6 +93,10 @@ Json costs_json(const Costs& c, const CounterSnapshot& counters) {
   o["frames_per_read"] = number(ratio(counters.messages_received, counters.reads));
   o["agent_messages_per_send"] = c.agent_batches ? number(ratio(c.agent_messages_sent, c.agent_send_calls)) : Json(nullptr);
   o["agent_frames_per_read"] = c.agent_batches ? number(ratio(c.agent_messages_received, c.agent_reads)) : Json(nullptr);
+  // Completions reaped per io_uring_enter (null where no ring was entered: the plain backend).
+  o["completions_per_enter"] = c.ring_enters > 0 ? number(ratio(c.completions, c.ring_enters)) : Json(nullptr);
+  o["agent_completions_per_enter"] =
+      c.agent_ring && c.agent_ring_enters > 0 ? number(ratio(c.agent_completions, c.agent_ring_enters)) : Json(nullptr);
   Json threads = Json::array();
   for (const ThreadCost& t : c.threads) {
     threads.push_back({{"side", t.side}, {"role", t.role}, {"tid", t.usage.tid}, {"name", t.usage.name},

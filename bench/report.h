@@ -64,6 +64,11 @@ struct Costs {
   // The agent's side of the job's connection over the figure (from its status query only).
   bool agent_batches = false;
   std::uint64_t agent_messages_sent = 0, agent_send_calls = 0, agent_messages_received = 0, agent_reads = 0;
+  // io_uring's batch size over the figure: calls into the ring on transfer paths and the
+  // completions they reaped, in this process and (status query only) in the agent.
+  std::uint64_t ring_enters = 0, completions = 0;
+  bool agent_ring = false;
+  std::uint64_t agent_ring_enters = 0, agent_completions = 0;
   std::vector<ThreadCost> threads;
 };
 

@@ -35,6 +35,9 @@ std::string status_text(const Gauges& gauges, const engine::Counters& job, std::
               {"messages_sent", count(job.messages_sent)},
               {"send_calls", count(job.send_calls)}};
   o["syscalls_total"] = engine::syscalls_total();
+  const engine::RingCounts ring = engine::ring_counts_total();
+  o["ring_enters"] = ring.enters;  // io_uring_enter calls on transfer paths, and the completions
+  o["completions"] = ring.completions;  // they reaped (the io_uring backend's batch size)
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
   try {
     for (const engine::TaskUsage& t : engine::task_usage()) {

@@ -43,6 +43,18 @@ std::vector<SyscallCount> syscall_counts() {
   return out;
 }
 
+RingCounts ring_counts_total() {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  RingCounts sum;
+  // relaxed: statistics (see count_syscall).
+  for (const ThreadSyscalls& t : r.threads) {
+    sum.enters += t.ring_enters.load(std::memory_order_relaxed);
+    sum.completions += t.completions.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
 std::uint64_t syscalls_total() {
   std::uint64_t sum = 0;
   for (const SyscallCount& c : syscall_counts()) sum += c.calls;

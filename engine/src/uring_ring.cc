@@ -113,6 +113,7 @@ int Ring::submit(unsigned own) {
     return rc < 0 && rc != -EINTR ? rc : 0;
   }
   count_syscall();  // io_uring_enter, which also waits for the first completions
+  count_ring_enter();
   if (wait_nr > own) {
     // Waiting for the posted send's completion and the caller's own in one call has a trap on
     // a DEFER_TASKRUN ring: the kernel wakes a waiter for "lazy" task work (a send's retry once
@@ -146,6 +147,7 @@ int Ring::finish_posted() {
       posted_ = Posted::kDone;
     }
     io_uring_cqe_seen(&ring_, cqe);
+    count_completions();
   }
   posted_ = Posted::kNone;
   return posted_result_;
@@ -164,6 +166,7 @@ int Ring::wait(io_uring_cqe*& cqe) {
   }
   for (;;) {
     count_syscall();
+    count_ring_enter();
     const int rc = io_uring_wait_cqe(&ring_, &cqe);
     if (rc != -EINTR) return rc;
   }

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <span>
 
+#include "rig/engine/syscall_count.h"
+
 namespace rig::engine {
 
 // liburing 2.3 lacks the usage report of zero-copy sends (kernel 6.2).
@@ -164,6 +166,7 @@ class Ring {
       if (const int w = wait(cqe); w < 0) return w;
       const io_uring_cqe seen = *cqe;
       io_uring_cqe_seen(&ring_, cqe);
+      count_completions();
       if (io_uring_cqe_get_data64(&seen) == kPosted) {
         posted_result_ = seen.res;
         posted_ = Posted::kDone;

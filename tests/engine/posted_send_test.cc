@@ -104,10 +104,17 @@ TEST(PostedSendCost, OnIoUringThePostedSendAndTheReceiveCostOneCallIntoTheKernel
   const char ask[] = "report";
   const iovec out{const_cast<char*>(ask), sizeof ask};
   const std::uint64_t before = my_calls();
+  const ThreadSyscalls& mine = this_thread_syscalls();
+  // relaxed: this thread's own statistics.
+  const std::uint64_t enters = mine.ring_enters.load(std::memory_order_relaxed);
+  const std::uint64_t completions = mine.completions.load(std::memory_order_relaxed);
   ASSERT_EQ(p.a->post_send({&out, 1}), 0);
   ASSERT_EQ(p.a->recv_some(buf, sizeof buf), static_cast<long>(sizeof ping));
   ASSERT_EQ(p.a->finish_send(), 0);
   EXPECT_EQ(my_calls() - before, 1u);
+  // The batch the cost figures report (completions per enter): both completions, one enter.
+  EXPECT_EQ(mine.ring_enters.load(std::memory_order_relaxed) - enters, 1u);
+  EXPECT_EQ(mine.completions.load(std::memory_order_relaxed) - completions, 2u);
 }
 
 // Whether thread `tid` of this process sleeps (state S in /proc): blocked in the kernel.

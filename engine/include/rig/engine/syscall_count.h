@@ -21,6 +21,10 @@ namespace rig::engine {
 struct ThreadSyscalls {
   pid_t tid = 0;
   std::atomic<std::uint64_t> calls{0};
+  // io_uring's batch size: the io_uring_enter calls that submit or wait on a transfer path, and
+  // the completions reaped; their ratio is the completions per call into the ring.
+  std::atomic<std::uint64_t> ring_enters{0};
+  std::atomic<std::uint64_t> completions{0};
 };
 
 // This thread's counter (registered on its first use; never freed, so a count outlives its
@@ -34,6 +38,27 @@ inline void count_syscall(std::uint64_t n = 1) {
   // read with relaxed loads by syscall_counts(); it orders nothing.
   mine.calls.store(mine.calls.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
+
+// Counts one io_uring_enter on a transfer path (also a system call: count_syscall too).
+inline void count_ring_enter() {
+  thread_local ThreadSyscalls& mine = this_thread_syscalls();
+  // Single writer, relaxed: a statistic (see count_syscall).
+  mine.ring_enters.store(mine.ring_enters.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// Counts `n` completions reaped from an io_uring.
+inline void count_completions(std::uint64_t n = 1) {
+  thread_local ThreadSyscalls& mine = this_thread_syscalls();
+  // Single writer, relaxed: a statistic (see count_syscall).
+  mine.completions.store(mine.completions.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+struct RingCounts {
+  std::uint64_t enters = 0;
+  std::uint64_t completions = 0;
+};
+// The sums over every thread of this process.
+RIG_API RingCounts ring_counts_total();
 
 struct SyscallCount {
   pid_t tid;
