@@ -9,30 +9,31 @@
 namespace rig::engine {
 
 struct Counters {
-  // Written by the sending threads (whoever holds a connection's turn).
+  /// Written by the sending threads (whoever holds a connection's turn).
   alignas(64) std::atomic<std::uint64_t> bytes_sent{0};
   std::atomic<std::uint64_t> messages_sent{0};
-  std::atomic<std::uint64_t> send_calls{0};      // send_all calls (each one or more syscalls/SQEs)
-  std::atomic<std::uint64_t> bytes_staged{0};    // bytes packed into staging before a send
-  std::atomic<std::uint64_t> bytes_striped_out{0};  // payload bytes sent on the stripes
-  std::atomic<std::uint64_t> zc_sends{0};        // sends that went out zero-copy (SEND_ZC)
-  std::atomic<std::uint64_t> zc_copied{0};       // of those, the ones the kernel copied anyway
-  std::atomic<std::uint64_t> zc_fallbacks{0};    // zero-copy refused (memlock, unsupported): sent by copy
-  std::atomic<std::uint64_t> staging_chunks_allocated{0};  // staging pool chunks ever allocated
-  std::atomic<std::uint64_t> staging_registered_bytes{0};  // of them, registered as fixed buffers
-  // Written by the receiving thread.
+  std::atomic<std::uint64_t> send_calls{0};      ///< send_all calls (each one or more syscalls/SQEs)
+  std::atomic<std::uint64_t> bytes_staged{0};    ///< bytes packed into staging before a send
+  std::atomic<std::uint64_t> bytes_striped_out{0};  ///< payload bytes sent on the stripes
+  std::atomic<std::uint64_t> zc_sends{0};        ///< sends that went out zero-copy (SEND_ZC)
+  std::atomic<std::uint64_t> zc_copied{0};       ///< of those, the ones the kernel copied anyway
+  std::atomic<std::uint64_t> zc_fallbacks{0};    ///< zero-copy refused (memlock, unsupported): sent by copy
+  std::atomic<std::uint64_t> staging_chunks_allocated{0};  ///< staging pool chunks ever allocated
+  std::atomic<std::uint64_t> staging_registered_bytes{0};  ///< of them, registered as fixed buffers
+  /// Written by the receiving thread.
   alignas(64) std::atomic<std::uint64_t> bytes_received{0};
   std::atomic<std::uint64_t> messages_received{0};
-  std::atomic<std::uint64_t> reads{0};  // reads of the socket into the frame buffer (frames per read:
-                                        // messages_received / reads; payloads received in place are not counted)
-  std::atomic<std::uint64_t> payload_bytes_copied{0};  // payload bytes memcpy'd from the header buffer
-  std::atomic<std::uint64_t> payload_bytes_direct{0};  // payload bytes received straight into place
-  std::atomic<std::uint64_t> bytes_striped_in{0};      // payload bytes received on the stripes
-  std::atomic<std::uint64_t> spin_reads{0};  // polling mode: tries that found no byte (each a syscall)
+  /// Reads of the socket into the frame buffer (frames per read: messages_received / reads;
+  /// payloads received in place are not counted).
+  std::atomic<std::uint64_t> reads{0};
+  std::atomic<std::uint64_t> payload_bytes_copied{0};  ///< payload bytes memcpy'd from the header buffer
+  std::atomic<std::uint64_t> payload_bytes_direct{0};  ///< payload bytes received straight into place
+  std::atomic<std::uint64_t> bytes_striped_in{0};      ///< payload bytes received on the stripes
+  std::atomic<std::uint64_t> spin_reads{0};  ///< polling mode: tries that found no byte (each a syscall)
 };
 
 inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n) {
-  c.fetch_add(n, std::memory_order_relaxed);  // statistics only: pairs with nothing
+  c.fetch_add(n, std::memory_order_relaxed);  ///< statistics only: pairs with nothing
 }
 
 }  // namespace rig::engine

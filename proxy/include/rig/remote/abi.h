@@ -10,7 +10,7 @@ struct Host {
   std::uint32_t reserved = 0;
 };
 struct Device {
-  std::uint32_t id = 0;  // the agent's device id
+  std::uint32_t id = 0;  ///< the agent's device id
 };
 using Capability = std::variant<Host, Device>;
 

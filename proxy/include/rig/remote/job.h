@@ -21,27 +21,27 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
 
-  // Connects to the agent at "HOST:PORT", does the handshake and learns the accounts of the
-  // devices it opened. The link lives as long as the job. Throws std::system_error (connect),
-  // std::runtime_error (handshake), std::invalid_argument (endpoint), edge::Fault (job over).
+  /// Connects to the agent at "HOST:PORT", does the handshake and learns the accounts of the
+  /// devices it opened. The link lives as long as the job. Throws std::system_error (connect),
+  /// std::runtime_error (handshake), std::invalid_argument (endpoint), edge::Fault (job over).
   Link& connect(const std::string& endpoint, const LinkOptions& options = {});
 
-  // Begins the close (the page's Link.close): calls that ask an agent raise
-  // Fault("the job is closed"), submit fails with that text, each agent is told to close and
-  // frees what the job held, and the receiving threads end. Idempotent.
+  /// Begins the close (the page's Link.close): calls that ask an agent raise
+  /// Fault("the job is closed"), submit fails with that text, each agent is told to close and
+  /// frees what the job held, and the receiving threads end. Idempotent.
   void close();
 
-  // Fails the job with `why` as its root cause, unless it failed already or its close began:
-  // the first cause wins. Shuts every link's connections down and wakes every blocked call.
+  /// Fails the job with `why` as its root cause, unless it failed already or its close began:
+  /// the first cause wins. Shuts every link's connections down and wakes every blocked call.
   void fail(const std::string& why);
 
   bool failed() const { return (state_.load(std::memory_order_acquire) & kFailed) != 0; }
   bool closing() const { return (state_.load(std::memory_order_acquire) & kClosing) != 0; }
-  // Whether calls must stop: failed or closing.
+  /// Whether calls must stop: failed or closing.
   bool over() const { return state_.load(std::memory_order_acquire) != 0; }
-  // The job's root cause if it failed, else "the job is closed" if its close began, else "".
+  /// The job's root cause if it failed, else "the job is closed" if its close began, else "".
   std::string fault_text() const;
-  // Throws edge::Fault(fault_text()) if the job is over.
+  /// Throws edge::Fault(fault_text()) if the job is over.
   void check() const;
 
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
@@ -51,13 +51,13 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   static constexpr std::uint32_t kFailed = 1;
   static constexpr std::uint32_t kClosing = 2;
 
-  // kFailed | kClosing. The release that sets kFailed publishes root_cause_ (written before it
-  // by the one thread that won claimed_); readers acquire-load state_ before reading it.
+  /// kFailed | kClosing. The release that sets kFailed publishes root_cause_ (written before it
+  /// by the one thread that won claimed_); readers acquire-load state_ before reading it.
   std::atomic<std::uint32_t> state_{0};
-  std::atomic<bool> claimed_{false};  // the first fail() wins the right to write root_cause_
+  std::atomic<bool> claimed_{false};  ///< the first fail() wins the right to write root_cause_
   std::string root_cause_;
 
-  std::mutex links_mu_;  // cold path only: connect, close, fail
+  std::mutex links_mu_;  ///< cold path only: connect, close, fail
   std::vector<std::unique_ptr<Link>> links_;
 };
 

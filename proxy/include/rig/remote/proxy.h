@@ -33,31 +33,31 @@ struct Staging;
 struct SubmitPlan;
 class Proxy;
 
-// A region: an agent object named by an id of the job, or a proxy's timeline word.
+/// A region: an agent object named by an id of the job, or a proxy's timeline word.
 struct Region {
   enum class Kind : std::uint8_t { kObject, kWord };
   Kind kind = Kind::kObject;
-  std::uint32_t device = 0;        // the agent's device that holds it / whose word it is
-  std::uint64_t id = 0;            // the object's id; 0 for a word
+  std::uint32_t device = 0;        ///< the agent's device that holds it / whose word it is
+  std::uint64_t id = 0;            ///< the object's id; 0 for a word
   std::uint64_t bytes = 0;
-  std::uint64_t* word = nullptr;   // a word's address in this process
+  std::uint64_t* word = nullptr;   ///< a word's address in this process
   const Link* link = nullptr;
 };
 
-// Loaded code: an image object of the machine's host agent.
+/// Loaded code: an image object of the machine's host agent.
 struct ImageRecord;
 struct Image {
   std::uint64_t id = 0;
   std::shared_ptr<ImageRecord> record;
 };
 
-// A proxy's facts: the edge's facts, and the capability they declare (Rig_remote_abi.declare).
+/// A proxy's facts: the edge's facts, and the capability they declare (Rig_remote_abi.declare).
 struct Facts : edge::Facts<Region> {
   abi::Capability capability;
 };
 
-// The page's `device l a c`: a description of the proxy on l of the agent's device a, whose
-// capability is c. Describing registers nothing and sends nothing.
+/// The page's `device l a c`: a description of the proxy on l of the agent's device a, whose
+/// capability is c. Describing registers nothing and sends nothing.
 class RIG_API Device {
  public:
   Device(Link& link, const wire::Account& account, abi::Capability capability)
@@ -66,12 +66,12 @@ class RIG_API Device {
   std::string name() const { return std::string(wire::fixed_string(account_.name)); }
   const wire::Account& account() const { return account_; }
 
-  // The page's make ~word: registers the proxy on the link with the 8 bytes at `word` as its
-  // timeline word, and returns it. Sends nothing. Its values start after the value the word
-  // holds. Throws std::invalid_argument for a misaligned word, a Host capability of an account
-  // whose id is not 0, a Device capability whose id is not the account's, and a link that has a
-  // proxy of this device (open, or closed after it handed work over). A make that throws
-  // leaves nothing registered.
+  /// The page's make ~word: registers the proxy on the link with the 8 bytes at `word` as its
+  /// timeline word, and returns it. Sends nothing. Its values start after the value the word
+  /// holds. Throws std::invalid_argument for a misaligned word, a Host capability of an account
+  /// whose id is not 0, a Device capability whose id is not the account's, and a link that has a
+  /// proxy of this device (open, or closed after it handed work over). A make that throws
+  /// leaves nothing registered.
   std::unique_ptr<Proxy> make(std::uint64_t* word) const;
 
  private:
@@ -90,7 +90,7 @@ class RIG_API Proxy {
   Proxy(const Proxy&) = delete;
   Proxy& operator=(const Proxy&) = delete;
 
-  // The runtime's C functions take this handle (rig/edge.h).
+  /// The runtime's C functions take this handle (rig/edge.h).
   rig_proxy* c_handle() { return reinterpret_cast<rig_proxy*>(this); }
   static Proxy* from_c(rig_proxy* d) { return reinterpret_cast<Proxy*>(d); }
 
@@ -114,8 +114,8 @@ class RIG_API Proxy {
   // Code
   std::variant<edge::Loaded<Region, Image>, std::string> image(std::span<const std::byte> binary);
   edge::EntryAnswer entry(const Image& image, const std::string& function);
-  // Reports nothing, failures included: it never throws, and a failure (no memory to record
-  // the start) leaves everything as it was.
+  /// Reports nothing, failures included: it never throws, and a failure (no memory to record
+  /// the start) leaves everything as it was.
   void prepare(const Image& image, const std::string& function) noexcept;
   void unload(const Image& image);
 
@@ -130,33 +130,33 @@ class RIG_API Proxy {
   void stop(const std::optional<std::string>& fault);
   const abi::Capability& capability() const { return capability_; }
 
-  // The C functions (rig/edge.h).
+  /// The C functions (rig/edge.h).
   int room(const rig_submission& s) const;
   int submit(const rig_submission& s, std::uint64_t value, const char** why);
-  // The C functions' exception barrier: an exception that escaped submit becomes RIG_FAILED
-  // with "internal error in submit: " and its text, kept as submit keeps its reasons.
+  /// The C functions' exception barrier: an exception that escaped submit becomes RIG_FAILED
+  /// with "internal error in submit: " and its text, kept as submit keeps its reasons.
   int fail_internally(const char** why, const char* what) noexcept;
   void commit() {}
 
-  // RIG_LATER above this many bytes of copies and words submitted and not reported done.
+  /// RIG_LATER above this many bytes of copies and words submitted and not reported done.
   static constexpr std::uint64_t kRoomBytes = 64ull << 20;
-  // RIG_NEVER for a submission with more copies into this process's memory (of at least one
-  // byte) than this: each is a record the receiving thread keeps until its bytes land, and a
-  // handover takes room for all of its records at once.
+  /// RIG_NEVER for a submission with more copies into this process's memory (of at least one
+  /// byte) than this: each is a record the receiving thread keeps until its bytes land, and a
+  /// handover takes room for all of its records at once.
   static constexpr std::uint32_t kMaxCopiesIntoHere = 4096;
-  // Payload bytes per kBytes message of a copy from this process's memory.
+  /// Payload bytes per kBytes message of a copy from this process's memory.
   static constexpr std::uint64_t kChunkBytes = 4ull << 20;
-  // sleep() polls the word this long before it waits on the futex.
+  /// sleep() polls the word this long before it waits on the futex.
   static constexpr int kSpinUs = 50;
 
-  // Internal: made by Device::make.
+  /// Internal: made by Device::make.
   Proxy(Link& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word);
 
  private:
   friend class Device;
   int fail_submit(const char** why, std::string text);
   bool wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot* same_link);
-  // submit's steps (proxy_submit.cc).
+  /// submit's steps (proxy_submit.cc).
   bool wait_here(const rig_submission& s, const SubmitPlan& plan);
   bool encode(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan);
   bool wait_for_records(std::uint32_t n_into);
@@ -165,15 +165,15 @@ class RIG_API Proxy {
   int send_posted(const rig_submission& s, std::uint64_t value);
   int send_holding(const rig_submission& s, std::uint64_t value, Staging& staging);
 
-  std::shared_ptr<Job> job_;  // the job outlives its proxies
+  std::shared_ptr<Job> job_;  ///< the job outlives its proxies
   Link& link_;
   const wire::Account account_;
   const abi::Capability capability_;
   const std::string name_;
   std::uint64_t* const word_;
-  ProxySlot* slot_ = nullptr;  // set by make once registered
+  ProxySlot* slot_ = nullptr;  ///< set by make once registered
 
-  // Submit's scratch, reused (room and submit run one at a time per proxy).
+  /// Submit's scratch, reused (room and submit run one at a time per proxy).
   using BytesHeader = wire::Framed<wire::Bytes>;
   std::vector<std::byte> message_;
   std::vector<BytesHeader> bytes_headers_;
