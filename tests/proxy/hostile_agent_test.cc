@@ -337,7 +337,11 @@ TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
   Driven a(link, 1), b(link, 2);
   std::atomic<bool> blocked_returned{false};
   std::thread blocked([&] {
-    EXPECT_TRUE(a->alloc(edge::Memory::kDevice, 64));  // waits for the agent
+    try {
+      EXPECT_TRUE(a->alloc(edge::Memory::kDevice, 64));  // waits for the agent
+    } catch (const edge::Fault& f) {  // e.g. the link's silence bound, if the other calls hung
+      ADD_FAILURE() << "the blocked alloc raised: " << f.what();
+    }
     blocked_returned.store(true, std::memory_order_release);
   });
   while (requests.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
