@@ -337,23 +337,30 @@ TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
   remote::Link& link = job->connect(agent.endpoint());
   Driven a(link, 1), b(link, 2);
   std::atomic<bool> blocked_returned{false};
-  std::thread blocked([&] {
-    EXPECT_TRUE(a->alloc(edge::Memory::kDevice, 64));  // waits for the agent
+  // Joined also when a call below raises (a call that hung is failed by the silence bound).
+  std::jthread blocked([&] {
+    try {
+      EXPECT_TRUE(a->alloc(edge::Memory::kDevice, 64));  // waits for the agent
+    } catch (const edge::Fault& f) {
+      ADD_FAILURE() << "the blocked alloc raised: " << f.what();
+    }
     blocked_returned.store(true, std::memory_order_release);
   });
-  while (requests.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  // Meanwhile every other kind of call goes through.
-  auto r1 = b->alloc(edge::Memory::kDevice, 64);
-  auto r2 = a->alloc(edge::Memory::kDevice, 64);  // the same proxy, another thread
-  ASSERT_TRUE(r1 && r2);
-  Work w;
-  w.between(*r1, 0, *r1, 0, 64);
-  EXPECT_TRUE(b.submit(w).ok());
-  b->sleep(b->signaled(), 5);
-  EXPECT_EQ(a->signaled(), 0u);
-  a->free(*r2);
-  EXPECT_FALSE(blocked_returned.load(std::memory_order_acquire));
-  release.set_value();
+  {
+    ReleaseAtEnd release_at_end{release};  // the agent answers the blocked alloc at the end
+    while (requests.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Meanwhile every other kind of call goes through.
+    auto r1 = b->alloc(edge::Memory::kDevice, 64);
+    auto r2 = a->alloc(edge::Memory::kDevice, 64);  // the same proxy, another thread
+    ASSERT_TRUE(r1 && r2);
+    Work w;
+    w.between(*r1, 0, *r1, 0, 64);
+    EXPECT_TRUE(b.submit(w).ok());
+    b->sleep(b->signaled(), 5);
+    EXPECT_EQ(a->signaled(), 0u);
+    a->free(*r2);
+    EXPECT_FALSE(blocked_returned.load(std::memory_order_acquire));
+  }
   blocked.join();
   EXPECT_TRUE(blocked_returned.load(std::memory_order_acquire));
   job->close();

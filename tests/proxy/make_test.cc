@@ -34,6 +34,7 @@ TEST_F(Make, MakeRegistersAndSendsNothing) {
 
 TEST_F(Make, ValuesStartAfterTheValueTheWordHolds) {
   Driven dev(*link_, 1, /*initial_word=*/1000);
+  EXPECT_EQ(dev->signaled(), 1000u);  // make keeps the value the word holds
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
   Work w;
@@ -150,19 +151,27 @@ TEST_F(Make, AFreeAfterAnOldProxysStopTouchesNothingOfTheNewOne) {
   std::optional<remote::Region> old_region;
   {
     Driven old(*link_, 2);
-    old_region = old->alloc(edge::Memory::kDevice, 4096);
+    // The old region takes all of the device's budget but 8 KiB.
+    const std::uint64_t budget = old->facts().budget;
+    old_region = old->alloc(edge::Memory::kDevice, budget - 8192);
     ASSERT_TRUE(old_region);
     old.stop();
     // rig may free after stop; here it frees after a new proxy of the account was made.
     Driven fresh(*link_, 2);
     auto r = fresh->alloc(edge::Memory::kDevice, 4096);
     ASSERT_TRUE(r);
+    EXPECT_FALSE(fresh->alloc(edge::Memory::kDevice, 8192));  // the old region holds the rest
     std::vector<std::byte> up(4096, std::byte{9}), down(4096);
     old->free(*old_region);
     Work w;
     w.to_device(up.data(), *r, 0, 4096).to_host(*r, 0, down.data(), 4096);
     fresh.wait(fresh.run(w));
     EXPECT_EQ(up, down);
+    // The free after stop reached the agent: it releases the old region (after every earlier
+    // message), and its memory comes back to the new proxy.
+    std::optional<remote::Region> again;
+    for (int i = 0; i < 100 && !again; ++i) again = fresh->alloc(edge::Memory::kDevice, 8192);
+    EXPECT_TRUE(again);
     EXPECT_FALSE(job_->failed()) << job_->fault_text();
   }
 }
