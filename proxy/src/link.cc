@@ -16,7 +16,9 @@
 #include "proxy_slot.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/edge.hpp"
+#include "rig/engine/connection.h"
 #include "rig/engine/faulty_socket.h"
+#include "rig/engine/frame_reader.h"
 #include "rig/engine/futex.h"
 #include "rig/engine/stripe_set.h"
 #include "rig/engine/tcp.h"
@@ -143,6 +145,8 @@ void Link::send_control(const Framed& f) {
 }
 
 std::size_t Link::stripes() const { return stripes_ ? stripes_->size() : 0; }
+
+const char* Link::backend() const { return connection_->socket().backend(); }
 
 Link::~Link() {
   join();

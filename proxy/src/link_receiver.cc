@@ -9,6 +9,7 @@
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
 #include "rig/remote/test_hook.h"
+#include "rig/engine/frame_reader.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/engine/stripe_set.h"
 #include "rig/wire/codec.h"

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "proxy_slot.h"
+#include "rig/engine/connection.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/remote/proxy.h"

@@ -12,6 +12,7 @@
 
 #include "agent_process.h"
 #include "random_bytes.h"
+#include "rig/engine/connection.h"
 #include "rig/engine/staging_pool.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"

@@ -17,10 +17,6 @@
 
 namespace rig::engine {
 
-// The polling mode's spin in microseconds that a link or agent takes unless told otherwise:
-// RIG_POLL_US if set (0 to 1000000), else 0 (off).
-RIG_API int default_poll_us();
-
 class FrameReader {
  public:
   static constexpr std::size_t kBufferBytes = 64 * 1024;

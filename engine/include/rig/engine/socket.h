@@ -104,6 +104,9 @@ enum class Backend { kUring, kPlain };
 // the kernel lets this process set up a ring, else plain sockets.
 RIG_API Backend default_backend();
 const char* backend_name(Backend b);
+// The polling mode's spin in microseconds that a link or agent takes unless told otherwise
+// (FrameReader::set_spin_us): RIG_POLL_US if set (0 to 1000000), else 0 (off).
+RIG_API int default_poll_us();
 // Whether io_uring rings can be set up here (probed once).
 bool uring_available();
 // Whether the io_uring backend's rings poll their submission queues from one kernel thread

@@ -14,17 +14,17 @@
 #include <thread>
 #include <vector>
 
-#include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/event_word.h"
-#include "rig/engine/frame_reader.h"
 #include "rig/engine/socket.h"
 #include "rig/export.h"
 #include "rig/wire/messages.h"
 
 namespace rig::engine {
 struct Address;
+class Connection;
 struct Faults;
+class FrameReader;
 class StripeSet;
 }  // namespace rig::engine
 
@@ -110,7 +110,7 @@ class RIG_API Link {
   const std::vector<wire::Account>& accounts() const { return accounts_; }
   const wire::Account* account(std::uint32_t id) const;
   engine::Counters& counters() { return counters_; }
-  const char* backend() const { return connection_->socket().backend(); }
+  const char* backend() const;
   const StagingAllocator& staging() const { return staging_; }
 
   /// Whether the agent answers status queries (it accepted wire::kFeatureStatus in its welcome;
