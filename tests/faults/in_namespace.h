@@ -26,7 +26,12 @@ class InNamespace : public ::testing::Test {
   static constexpr int kScale = 1;
 #endif
   static constexpr int kKeepaliveMs = 100 * kScale;
-  static constexpr int kSilenceMs = 500 * kScale;
+  // The job's bound must pass the longest the agent is rightly silent in these tests' own setup:
+  // it echoes no ping while it allocates and zeroes a 64 MiB region (80 ms on an idle machine,
+  // up to 1.1 s measured on a loaded 2-core one, where a 500 ms bound failed every job in its
+  // alloc, before the fault). 3000 ms in every build: what 500 * kScale already was under a
+  // sanitizer. The checks stay relative to it (kJobBound), measured from the fault.
+  static constexpr int kSilenceMs = 3000;
   static constexpr int kAgentSilenceMs = 500 * kScale;
   // What a loaded 2-core machine (and a sanitizer build) may add to a bound before it counts as
   // missed; a stall that is not detected at all misses it by far more.
