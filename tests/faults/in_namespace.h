@@ -26,8 +26,16 @@ class InNamespace : public ::testing::Test {
   static constexpr int kScale = 1;
 #endif
   static constexpr int kKeepaliveMs = 100 * kScale;
-  static constexpr int kSilenceMs = 500 * kScale;
-  static constexpr int kAgentSilenceMs = 500 * kScale;
+  // The job's bound must pass the longest the agent is rightly silent in these tests' own setup:
+  // it echoes no ping while it allocates and zeroes a 64 MiB region (80 ms on an idle machine,
+  // up to 1.1 s measured on a loaded 2-core one, where a 500 ms bound failed every job in its
+  // alloc, before the fault). 3000 ms in every build: what 500 * kScale already was under a
+  // sanitizer. The checks stay relative to it (kJobBound), measured from the fault.
+  static constexpr int kSilenceMs = 3000;
+  // The agent's likewise: the client says nothing on the job's connection while it joins its
+  // stripes, right after the welcome; on a loaded 2-core machine that passed 500 ms (the agent
+  // failed the job and refused the stripe: "authentication failed", 1 of 30 runs).
+  static constexpr int kAgentSilenceMs = 3000;
   // What a loaded 2-core machine (and a sanitizer build) may add to a bound before it counts as
   // missed; a stall that is not detected at all misses it by far more.
   static constexpr int kSlackMs = 4000;
