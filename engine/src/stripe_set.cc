@@ -192,8 +192,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
       }
       if (in_flight == 0 && notifications == 0) break;
       int rc = 0;
-      count_syscall();  // io_uring_enter: submits the windows and waits for one completion
-      count_ring_enter();
+      count_ring_enter();  // io_uring_enter: submits the windows and waits for one completion
       if (silence_ms_ > 0 && !sending && first_error == 0) {
         __kernel_timespec ts{silence_ms_ / 1000, (silence_ms_ % 1000) * 1'000'000LL};
         io_uring_cqe* ignored = nullptr;

@@ -112,8 +112,7 @@ int Ring::submit(unsigned own) {
     const int rc = io_uring_submit(&ring_);
     return rc < 0 && rc != -EINTR ? rc : 0;
   }
-  count_syscall();  // io_uring_enter, which also waits for the first completions
-  count_ring_enter();
+  count_ring_enter();  // io_uring_enter, which also waits for the first completions
   if (wait_nr > own) {
     // Waiting for the posted send's completion and the caller's own in one call has a trap on
     // a DEFER_TASKRUN ring: the kernel wakes a waiter for "lazy" task work (a send's retry once
@@ -165,7 +164,6 @@ int Ring::wait(io_uring_cqe*& cqe) {
     } while (clock::now() < until);
   }
   for (;;) {
-    count_syscall();
     count_ring_enter();
     const int rc = io_uring_wait_cqe(&ring_, &cqe);
     if (rc != -EINTR) return rc;

@@ -31,27 +31,28 @@ struct ThreadSyscalls {
 // thread).
 RIG_API ThreadSyscalls& this_thread_syscalls();
 
-// Counts `n` calls into the kernel made by this thread.
-inline void count_syscall(std::uint64_t n = 1) {
+namespace detail {
+// Adds `n` to one of this thread's counts. Single writer: a relaxed load and store, no locked
+// instruction. Relaxed: a statistic, read with relaxed loads by syscall_counts() and
+// ring_counts_total(); it orders nothing.
+inline void add_mine(std::atomic<std::uint64_t> ThreadSyscalls::*count, std::uint64_t n) {
   thread_local ThreadSyscalls& mine = this_thread_syscalls();
-  // Single writer: a relaxed load and store, no locked instruction. Relaxed: a statistic,
-  // read with relaxed loads by syscall_counts(); it orders nothing.
-  mine.calls.store(mine.calls.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  std::atomic<std::uint64_t>& c = mine.*count;
+  c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
+}  // namespace detail
 
-// Counts one io_uring_enter on a transfer path (also a system call: count_syscall too).
+// Counts `n` calls into the kernel made by this thread.
+inline void count_syscall(std::uint64_t n = 1) { detail::add_mine(&ThreadSyscalls::calls, n); }
+
+// Counts one io_uring_enter on a transfer path: a call into the kernel and into the ring.
 inline void count_ring_enter() {
-  thread_local ThreadSyscalls& mine = this_thread_syscalls();
-  // Single writer, relaxed: a statistic (see count_syscall).
-  mine.ring_enters.store(mine.ring_enters.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  count_syscall();
+  detail::add_mine(&ThreadSyscalls::ring_enters, 1);
 }
 
 // Counts `n` completions reaped from an io_uring.
-inline void count_completions(std::uint64_t n = 1) {
-  thread_local ThreadSyscalls& mine = this_thread_syscalls();
-  // Single writer, relaxed: a statistic (see count_syscall).
-  mine.completions.store(mine.completions.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
+inline void count_completions(std::uint64_t n = 1) { detail::add_mine(&ThreadSyscalls::completions, n); }
 
 struct RingCounts {
   std::uint64_t enters = 0;
