@@ -1,5 +1,6 @@
 #include "rig/remote/job.h"
 
+#include "link_core.h"
 #include "rig/edge.hpp"
 
 namespace rig::remote {
@@ -31,22 +32,23 @@ std::shared_ptr<Job> Job::create() { return std::shared_ptr<Job>(new Job()); }
 
 Job::~Job() {
   close();
-  for (auto& link : links_) link->join();
+  for (auto& link : links_) LinkCore::of(*link).join();
 }
 
 Link& Job::connect(const std::string& endpoint, const LinkOptions& options) {
   check();
   // Connects and does the handshake outside the lock (it may take a while).
-  auto link = std::make_unique<Link>(*this, endpoint, options);
+  auto link = std::make_unique<LinkCore>(*this, endpoint, options);
   std::lock_guard lock(links_mu_);
   if (over()) {
     link->shutdown();
     link->join();
     check();
   }
+  LinkCore& made = *link;
   links_.push_back(std::move(link));
-  links_.back()->start();
-  return *links_.back();
+  made.start();
+  return made;
 }
 
 void Job::close() {
@@ -55,8 +57,8 @@ void Job::close() {
   if ((before & kClosing) != 0) return;
   std::lock_guard lock(links_mu_);
   for (auto& link : links_) {
-    link->close();
-    link->notify_all();
+    LinkCore::of(*link).close();
+    LinkCore::of(*link).notify_all();
   }
 }
 
@@ -70,8 +72,8 @@ void Job::fail(const std::string& why) {
   state_.fetch_or(kFailed, std::memory_order_release);
   std::lock_guard lock(links_mu_);
   for (auto& link : links_) {
-    link->shutdown();
-    link->notify_all();
+    LinkCore::of(*link).shutdown();
+    LinkCore::of(*link).notify_all();
   }
 }
 

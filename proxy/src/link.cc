@@ -1,4 +1,4 @@
-#include "rig/remote/link.h"
+#include "link_core.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -55,8 +55,14 @@ std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& opti
 
 }  // namespace
 
-Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
-    : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)), staging_(options.staging) {
+Link::Link(Job& job, std::string endpoint, const StagingAllocator& staging)
+    : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)), staging_(staging) {}
+
+// The tag goes back here, also when LinkCore's constructor throws (the base was made).
+Link::~Link() { give_link_tag(static_cast<std::uint16_t>(tag_)); }
+
+LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options)
+    : Link(job, std::move(endpoint), options.staging) {
   int fd = -1;
   try {
     // The stripes go where this connection went (`reached`), not to a new resolution.
@@ -75,7 +81,6 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   } catch (...) {
     stripes_.reset();
     if (fd >= 0) ::close(fd);
-    give_link_tag(static_cast<std::uint16_t>(tag_));
     throw;
   }
   connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options, counters_), counters_);
@@ -88,7 +93,7 @@ Link::Link(Job& job, std::string endpoint, const LinkOptions& options)
   }
 }
 
-void Link::join_stripes(const engine::Address& reached, const wire::StripeGrant& grant, const wire::JobKey& key,
+void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGrant& grant, const wire::JobKey& key,
                         int wanted, const LinkOptions& options, int job_fd) {
   const auto count = static_cast<std::uint16_t>(std::min<std::uint32_t>(wanted, grant.max_stripes));
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
@@ -111,12 +116,12 @@ void Link::join_stripes(const engine::Address& reached, const wire::StripeGrant&
   }
 }
 
-int Link::send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
+int LinkCore::send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
                        std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n) {
   return stripes_->send_copy(*connection_, device, part, value, base, row_bytes, pitch, at, n);
 }
 
-int Link::on_idle(std::int64_t silent_ms) {
+int LinkCore::on_idle(std::int64_t silent_ms) {
   if (silence_ms_ > 0 && silent_ms >= silence_ms_) {
     idle_why_ = "the agent sent nothing for " + std::to_string(silent_ms) + " ms";
     return -ETIMEDOUT;
@@ -128,7 +133,7 @@ int Link::on_idle(std::int64_t silent_ms) {
 }
 
 template <class Framed>
-void Link::send_control(const Framed& f) {
+void LinkCore::send_control(const Framed& f) {
   if (!connection_->try_hold()) return;  // a sender is busy: this frame is not needed then
   const iovec iov = engine::to_iov(&f, sizeof f);
   const long sent = connection_->socket().send_ready({&iov, 1});
@@ -144,29 +149,30 @@ void Link::send_control(const Framed& f) {
   connection_->release();
 }
 
-std::size_t Link::stripes() const { return stripes_ ? stripes_->size() : 0; }
+std::size_t LinkCore::stripe_count() const { return stripes_ ? stripes_->size() : 0; }
 
-const char* Link::backend() const { return connection_->socket().backend(); }
+std::size_t Link::stripes() const { return LinkCore::of(*this).stripe_count(); }
 
-Link::~Link() {
-  join();
-  give_link_tag(static_cast<std::uint16_t>(tag_));
-}
+const char* LinkCore::backend_name() const { return connection_->socket().backend(); }
 
-void Link::start() {
+const char* Link::backend() const { return LinkCore::of(*this).backend_name(); }
+
+LinkCore::~LinkCore() { join(); }
+
+void LinkCore::start() {
   receiver_ = std::thread([this] { receive_loop(); });
 }
 
-void Link::join() {
+void LinkCore::join() {
   if (receiver_.joinable()) receiver_.join();
 }
 
-void Link::close() {
+void LinkCore::close() {
   if (connection_) send_control(wire::encode(wire::Close{0}));
   shutdown();
 }
 
-void Link::shutdown() {
+void LinkCore::shutdown() {
   if (connection_) connection_->shutdown();
   if (stripes_) stripes_->shutdown();
 }
@@ -185,7 +191,7 @@ std::uint64_t Link::fresh() {
   return (tag_ << 48) | n;
 }
 
-void Link::notify_all() {
+void LinkCore::notify_all() {
   notify();
   for (const auto& s : slots_) {
     // acquire: pairs with register_proxy's release store.
@@ -193,7 +199,7 @@ void Link::notify_all() {
   }
 }
 
-ProxySlot& Link::register_proxy(std::uint32_t device, std::uint64_t* word) {
+ProxySlot& LinkCore::register_proxy(std::uint32_t device, std::uint64_t* word) {
   std::lock_guard lock(registry_mu_);
   if (device >= slots_.size()) throw std::invalid_argument("device id past the maximum");
   ProxySlot* old = slots_[device].load(std::memory_order_acquire);
@@ -216,7 +222,7 @@ ProxySlot& Link::register_proxy(std::uint32_t device, std::uint64_t* word) {
   return *p;
 }
 
-void Link::register_request(PendingRequest& req) {
+void LinkCore::register_request(PendingRequest& req) {
   for (;;) {
     // relaxed: ids need only be unique.
     req.id = next_request_.fetch_add(1, std::memory_order_relaxed);
@@ -229,7 +235,7 @@ void Link::register_request(PendingRequest& req) {
   }
 }
 
-AgentAnswer Link::await_answer(PendingRequest& req) {
+AgentAnswer LinkCore::await_answer(PendingRequest& req) {
   auto& slot = requests_[req.id % kRequestSlots];
   auto withdraw = [&]() -> bool {
     PendingRequest* expected = &req;
@@ -247,7 +253,7 @@ AgentAnswer Link::await_answer(PendingRequest& req) {
   }
 }
 
-AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
+AgentAnswer LinkCore::ask(wire::Request request, std::span<const std::byte> tail) {
   job_.check();
   PendingRequest req;
   register_request(req);
@@ -256,7 +262,7 @@ AgentAnswer Link::ask(wire::Request request, std::span<const std::byte> tail) {
   return await_answer(req);
 }
 
-int Link::send_request(wire::Request request, std::span<const std::byte> tail) {
+int LinkCore::send_request(wire::Request request, std::span<const std::byte> tail) {
   request.tail_length = static_cast<std::uint32_t>(tail.size());
   const auto framed = wire::encode(request);
   const iovec iov[2] = {engine::to_iov(&framed, sizeof framed),
@@ -264,9 +270,11 @@ int Link::send_request(wire::Request request, std::span<const std::byte> tail) {
   return connection_->send_combined({iov, tail.empty() ? 1u : 2u});
 }
 
-void Link::fail_send(int rc) { job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc)); }
+void LinkCore::fail_send(int rc) { job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc)); }
 
-std::string Link::agent_status() {
+std::string Link::agent_status() { return LinkCore::of(*this).query_status(); }
+
+std::string LinkCore::query_status() {
   if (!agent_status_supported()) {
     throw std::runtime_error("agent " + endpoint_ +
                              " does not answer status queries (its welcome did not accept kFeatureStatus)");
@@ -280,7 +288,7 @@ std::string Link::agent_status() {
   return await_answer(req).text;
 }
 
-void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept {
+void LinkCore::tell(wire::Request request, std::span<const std::byte> tail) noexcept {
   if (job_.over()) return;
   request.id = 0;  // no answer is awaited
   if (const int rc = send_request(request, tail); rc != 0) {
@@ -292,7 +300,7 @@ void Link::tell(wire::Request request, std::span<const std::byte> tail) noexcept
   }
 }
 
-void Link::release(std::uint64_t id, wire::ReleaseKind kind) {
+void LinkCore::release(std::uint64_t id, wire::ReleaseKind kind) {
   if (job_.failed()) return;
   const auto framed = wire::encode(wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
   const iovec iov = engine::to_iov(&framed, sizeof framed);

@@ -7,7 +7,7 @@
 #include "pending_request.h"
 #include "proxy_slot.h"
 #include "rig/remote/job.h"
-#include "rig/remote/link.h"
+#include "link_core.h"
 #include "rig/remote/test_hook.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/packed_rows.h"
@@ -16,7 +16,7 @@
 
 namespace rig::remote {
 
-void Link::receive_loop() {
+void LinkCore::receive_loop() {
   ::pthread_setname_np(::pthread_self(), "rig-recv");  // found by name in /proc (rig-bench's cost figures)
   std::string why;
   for (;;) {
@@ -107,7 +107,7 @@ void Link::receive_loop() {
   end_receiver();
 }
 
-void Link::end_receiver() {
+void LinkCore::end_receiver() {
   // seq_cst: the stop/receiver handshake (Proxy::stop reads it after setting stopped).
   receiver_ended_.store(true, std::memory_order_seq_cst);
   {
@@ -117,7 +117,7 @@ void Link::end_receiver() {
   notify_all();
 }
 
-bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
+bool LinkCore::on_answer(std::span<const std::byte> body, std::string& why) {
   wire::AnswerView a;
   if (!wire::decode(body, a, why)) return false;
   return complete_request(a.fixed.id,
@@ -125,7 +125,7 @@ bool Link::on_answer(std::span<const std::byte> body, std::string& why) {
                           "answer", why);
 }
 
-bool Link::on_status(std::span<const std::byte> body, std::string& why) {
+bool LinkCore::on_status(std::span<const std::byte> body, std::string& why) {
   wire::StatusView s;
   if (!wire::decode(body, s, why)) return false;
   if (!agent_status_supported()) {  // never asked: kFeatureStatus was not accepted
@@ -135,7 +135,7 @@ bool Link::on_status(std::span<const std::byte> body, std::string& why) {
   return complete_request(s.fixed.id, AgentAnswer{wire::AnswerStatus::kOk, 0, std::string(s.text)}, "status", why);
 }
 
-bool Link::complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why) {
+bool LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why) {
   auto& slot = requests_[id % kRequestSlots];
   // acquire: pairs with register_request()'s CAS, so req->id is visible.
   PendingRequest* req = slot.load(std::memory_order_acquire);
@@ -156,7 +156,7 @@ bool Link::complete_request(std::uint64_t id, AgentAnswer answer, const char* wh
   return true;
 }
 
-ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
+ClientCopy* LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
                               std::uint64_t offset, std::uint64_t length, const char* what,
                               std::string& why) {
   // Only a violation names them: the success path allocates nothing.
@@ -185,7 +185,7 @@ ClientCopy* Link::expect_copy(std::uint32_t device, std::uint32_t part, std::uin
   return &c;
 }
 
-void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
+void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
   c.landed += length;
   if (c.landed == c.total) {
     if (c.total >= kZeroCopyBytes) {
@@ -198,7 +198,7 @@ void Link::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
   }
 }
 
-bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
+bool LinkCore::on_bytes(const wire::Bytes& b, std::string& why) {
   ClientCopy* c = expect_copy(b.device, b.part, b.value, b.offset, b.length, "bytes", why);
   if (c == nullptr) return false;
   // Straight into the rows that [offset, offset + length) of the packed bytes cover.
@@ -213,7 +213,7 @@ bool Link::on_bytes(const wire::Bytes& b, std::string& why) {
   return true;
 }
 
-bool Link::on_striped(const wire::Striped& st, std::string& why) {
+bool LinkCore::on_striped(const wire::Striped& st, std::string& why) {
   if (!stripes_) {
     why = "protocol violation by the agent: striped bytes on a link without stripes";
     return false;
@@ -234,7 +234,7 @@ bool Link::on_striped(const wire::Striped& st, std::string& why) {
   return true;
 }
 
-bool Link::on_done(const wire::Done& d, std::string& why) {
+bool LinkCore::on_done(const wire::Done& d, std::string& why) {
   ProxySlot* s = slot(d.device);
   if (s == nullptr) {
     why = "done for device " + std::to_string(d.device) + " that the link never registered";

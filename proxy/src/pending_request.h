@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "rig/remote/link.h"
+#include "link_core.h"
 
 namespace rig::remote {
 

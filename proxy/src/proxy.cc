@@ -2,11 +2,16 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
+#include "link_core.h"
 #include "proxy_slot.h"
 #include "rig/remote/test_hook.h"
+#include "rig/wire/codec.h"
 
 namespace rig::remote {
 
@@ -46,12 +51,17 @@ std::unique_ptr<Proxy> Device::make(std::uint64_t* word) const {
                                 " for the agent's device " + std::to_string(account_.id));
   }
   // Everything that may throw is done before the proxy is registered.
-  auto proxy = std::make_unique<Proxy>(*link_, account_, capability_, word);
-  proxy->slot_ = &link_->register_proxy(account_.id, word);  // the last step that may throw
+  LinkCore& link = LinkCore::of(*link_);
+  auto proxy = std::make_unique<Proxy>(link, account_, capability_, word);
+  proxy->slot_ = &link.register_proxy(account_.id, word);  // the last step that may throw
   return proxy;
 }
 
-Proxy::Proxy(Link& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word)
+std::string Device::name() const { return std::string(wire::fixed_string(account_.name)); }
+
+Link& Proxy::link() const { return link_; }
+
+Proxy::Proxy(LinkCore& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word)
     : job_(link.job().shared_from_this()),
       link_(link),
       account_(account),
@@ -288,7 +298,7 @@ void Proxy::stop(const std::optional<std::string>&) {
                        !s.final_claimed.exchange(true, std::memory_order_seq_cst);
   // The receiving thread may be in the middle of one done report of this proxy: let it finish
   // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
-  // it reads stopped and final_claimed (Link::on_done), so a report it handles later sees both.
+  // it reads stopped and final_claimed (LinkCore::on_done), so a report it handles later sees both.
   while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) {
     test_hook::at(test_hook::Point::kStopWaitsForReceiver, s.device);
     std::this_thread::yield();

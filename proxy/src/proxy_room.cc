@@ -1,6 +1,7 @@
 // room: what a proxy can run, and whether it has room for it now (the page's Work section).
 #include "proxy_slot.h"
 #include "rig/remote/proxy.h"
+#include "rig/wire/codec.h"
 #include "submission.h"
 
 namespace rig::remote {

@@ -121,7 +121,7 @@ bool Proxy::wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot*
 namespace {
 
 // One pass over the parts: what the steps below need (SubmitPlan).
-SubmitPlan plan_submission(const Link& link, const rig_submission& s) {
+SubmitPlan plan_submission(const LinkCore& link, const rig_submission& s) {
   SubmitPlan plan;
   plan.travelling.merge(link, s);
   for (std::uint32_t i = 0; i < s.n_parts; ++i) {
@@ -223,7 +223,7 @@ bool Proxy::record(const rig_submission& s, std::uint64_t value, const SubmitPla
     ClientCopy& rec = slot.copies.claim(k++);
     rec = ClientCopy{value, part, static_cast<std::byte*>(c.dst.host), c.rows, c.row_bytes,
                      c.rows > 1 ? c.dst_pitch : c.row_bytes, c.rows * c.row_bytes, 0};
-    if (rec.total >= Link::kZeroCopyBytes) link_.expect_large_copy();
+    if (rec.total >= LinkCore::kZeroCopyBytes) link_.expect_large_copy();
     return k < plan.n_into;  // none after the last
   };
   if (plan.n_into > 0) each_sent_part(s, record_copy);

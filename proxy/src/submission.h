@@ -8,7 +8,7 @@
 
 #include "proxy_slot.h"
 #include "rig/edge.h"
-#include "rig/remote/link.h"
+#include "link_core.h"
 #include "rig/wire/messages.h"
 
 namespace rig::remote {
@@ -25,7 +25,7 @@ inline bool part_sent(const rig_part& p) {
 
 // The proxy of this link whose word a wait names, if any: the wait's device is the word's
 // location address (the agent's device id), so this is one indexed load, not a search.
-inline ProxySlot* link_wait_slot(const Link& link, const rig_wait& w) {
+inline ProxySlot* link_wait_slot(const LinkCore& link, const rig_wait& w) {
   if (w.device >= wire::kMaxDevices) return nullptr;
   ProxySlot* s = link.slot(static_cast<std::uint32_t>(w.device));
   return s != nullptr && s->word == w.word ? s : nullptr;
@@ -39,7 +39,7 @@ struct TravellingWaits {
   std::uint64_t devices = 0;  // bit d: a wait on device d travels
   std::array<std::uint64_t, wire::kMaxDevices> value;  // valid where `devices` has the bit
 
-  void merge(const Link& link, const rig_submission& s) {
+  void merge(const LinkCore& link, const rig_submission& s) {
     for (std::uint32_t i = 0; i < s.n_waits; ++i) {
       const ProxySlot* ws = link_wait_slot(link, s.waits[i]);
       if (ws == nullptr) continue;

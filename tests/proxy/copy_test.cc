@@ -10,6 +10,7 @@
 
 #include "agent_process.h"
 #include "random_bytes.h"
+#include "rig/engine/socket.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
 #include "rig/harness/runtime.h"

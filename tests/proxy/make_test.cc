@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "link_core.h"
 #include "fixture.h"
 
 namespace rig::test {
@@ -19,7 +20,7 @@ TEST_F(Make, DescribeRegistersAndSendsNothingAndNamesTheProxyAfterTheAccount) {
   const remote::Device d = remote::device(*link_, *link_->account(2), Device{2});
   EXPECT_EQ(d.name(), "sim2");
   EXPECT_EQ(sent(), before);
-  EXPECT_EQ(link_->slot(2), nullptr);
+  EXPECT_EQ(remote::LinkCore::of(*link_).slot(2), nullptr);
 }
 
 TEST_F(Make, MakeRegistersAndSendsNothing) {
@@ -27,7 +28,7 @@ TEST_F(Make, MakeRegistersAndSendsNothing) {
   alignas(8) std::uint64_t word = 0;
   auto p = remote::device(*link_, *link_->account(1), Device{1}).make(&word);
   EXPECT_EQ(sent(), before);
-  EXPECT_NE(link_->slot(1), nullptr);
+  EXPECT_NE(remote::LinkCore::of(*link_).slot(1), nullptr);
   EXPECT_EQ(p->name(), "sim1");
   p->stop(std::nullopt);
 }
@@ -49,19 +50,19 @@ TEST_F(Make, AMisalignedWordIsRejected) {
   alignas(8) unsigned char bytes[16] = {};
   auto* misaligned = reinterpret_cast<std::uint64_t*>(bytes + 4);
   EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{1}).make(misaligned), std::invalid_argument);
-  EXPECT_EQ(link_->slot(1), nullptr);
+  EXPECT_EQ(remote::LinkCore::of(*link_).slot(1), nullptr);
 }
 
 TEST_F(Make, HostCapabilityForAnAccountOtherThanZeroIsRejected) {
   alignas(8) std::uint64_t word = 0;
   EXPECT_THROW(remote::device(*link_, *link_->account(1), Host{}).make(&word), std::invalid_argument);
-  EXPECT_EQ(link_->slot(1), nullptr);
+  EXPECT_EQ(remote::LinkCore::of(*link_).slot(1), nullptr);
 }
 
 TEST_F(Make, DeviceCapabilityWithAnotherIdIsRejected) {
   alignas(8) std::uint64_t word = 0;
   EXPECT_THROW(remote::device(*link_, *link_->account(1), Device{2}).make(&word), std::invalid_argument);
-  EXPECT_EQ(link_->slot(1), nullptr);
+  EXPECT_EQ(remote::LinkCore::of(*link_).slot(1), nullptr);
 }
 
 TEST_F(Make, ASecondProxyOfTheSameDeviceIsRejectedAndTheFirstKeepsWorking) {

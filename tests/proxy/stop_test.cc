@@ -10,6 +10,7 @@
 #include <future>
 #include <thread>
 
+#include "link_core.h"
 #include "fixture.h"
 #include "rig/remote/test_hook.h"
 #include "agent_process.h"
@@ -148,8 +149,8 @@ TEST(Stop, AfterTheReceivingThreadEndedTheWordTakesTheLastValueAtOnce) {
   Work w;
   w.to_host(*r, 0, buf.data(), 64);
   const std::uint64_t v = dev.run(w);
-  spin_until([&] { return link.receiver_ended(); });
-  ASSERT_TRUE(link.receiver_ended());
+  spin_until([&] { return remote::LinkCore::of(link).receiver_ended(); });
+  ASSERT_TRUE(remote::LinkCore::of(link).receiver_ended());
   dev->stop(std::string("lost for a fault"));  // fault is ignored
   EXPECT_EQ(dev->signaled(), v);
 }

@@ -7,6 +7,7 @@
 
 #include "agent_process.h"
 #include "rig/engine/faulty_socket.h"
+#include "rig/engine/socket.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"

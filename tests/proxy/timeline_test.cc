@@ -5,6 +5,7 @@
 #include <future>
 #include <thread>
 
+#include "link_core.h"
 #include "fixture.h"
 #include "raw_peer.h"
 
@@ -43,7 +44,7 @@ struct WakeOnExit {
   remote::Link& link;
   ~WakeOnExit() {
     for (Driven* d : devices) std::atomic_ref<std::uint64_t>(*d->word()).store(1, std::memory_order_release);
-    link.notify_all();
+    remote::LinkCore::of(link).notify_all();
   }
 };
 

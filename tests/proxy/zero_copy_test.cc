@@ -10,8 +10,10 @@
 #include <cstring>
 #include <vector>
 
+#include "link_core.h"
 #include "agent_process.h"
 #include "random_bytes.h"
+#include "rig/engine/socket.h"
 #include "rig/engine/connection.h"
 #include "rig/engine/staging_pool.h"
 #include "rig/harness/runtime.h"
@@ -115,14 +117,14 @@ TEST_P(ZeroCopyTest, StridedCopyFromHereIsPackedIntoThePoolAndLandsExact) {
   }
   // Three submits, two chunks each: one chunk allocated, reused by every piece.
   EXPECT_EQ(counters().staging_chunks_allocated.load(), 1u);
-  EXPECT_EQ(link_->connection().staging().chunks(), 1u);
+  EXPECT_EQ(remote::LinkCore::of(*link_).connection().staging().chunks(), 1u);
   if (GetParam().backend == engine::Backend::kUring &&
       engine::memlock_limit() / 2 >= engine::StagingPool::kChunkBytes) {
     EXPECT_EQ(counters().staging_registered_bytes.load(), engine::StagingPool::kChunkBytes);
-    EXPECT_EQ(link_->connection().staging().registration(), 0);
+    EXPECT_EQ(remote::LinkCore::of(*link_).connection().staging().registration(), 0);
   } else {
     EXPECT_EQ(counters().staging_registered_bytes.load(), 0u);
-    EXPECT_NE(link_->connection().staging().registration(), 0);
+    EXPECT_NE(remote::LinkCore::of(*link_).connection().staging().registration(), 0);
   }
 }
 

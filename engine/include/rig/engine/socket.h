@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "rig/engine/backend.h"
 #include "rig/export.h"
 
 namespace rig::engine {
@@ -98,15 +99,7 @@ class Socket {
   int posted_rc_ = 0;  // the default post_send's result, for finish_send (the poster's thread)
 };
 
-enum class Backend { kUring, kPlain };
-
-// The backend a new connection uses: RIG_SOCKET_BACKEND=plain|uring if set, else io_uring when
-// the kernel lets this process set up a ring, else plain sockets.
-RIG_API Backend default_backend();
-const char* backend_name(Backend b);
-// The polling mode's spin in microseconds that a link or agent takes unless told otherwise
-// (FrameReader::set_spin_us): RIG_POLL_US if set (0 to 1000000), else 0 (off).
-RIG_API int default_poll_us();
+// Backend, default_backend, backend_name, default_poll_us and kSendZcAuto: rig/engine/backend.h.
 // Whether io_uring rings can be set up here (probed once).
 bool uring_available();
 // Whether the io_uring backend's rings poll their submission queues from one kernel thread
@@ -115,9 +108,6 @@ bool uring_available();
 // 0|off if set, else on from 8 usable CPUs (below, the thread's spinning core is missed more
 // than the calls it saves). A ring that cannot be set up so runs without. Decided once.
 RIG_API bool sq_polling();
-
-// "Pick the zero-copy threshold from the peer": see SendOptions::zc_bytes.
-inline constexpr std::size_t kSendZcAuto = SIZE_MAX;
 
 struct SendOptions {
   // A send_all of at least this many bytes goes out zero-copy (io_uring SEND_ZC; the plain

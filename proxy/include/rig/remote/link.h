@@ -4,40 +4,25 @@
 // proxies' timeline words.
 #pragma once
 
-#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "rig/engine/backend.h"
 #include "rig/engine/counters.h"
-#include "rig/engine/event_word.h"
-#include "rig/engine/socket.h"
 #include "rig/export.h"
 #include "rig/wire/messages.h"
 
 namespace rig::engine {
-struct Address;
-class Connection;
 struct Faults;
-class FrameReader;
-class StripeSet;
 }  // namespace rig::engine
 
 namespace rig::remote {
 
 class Job;
-struct ProxySlot;
-struct ClientCopy;
-
-/// Process-wide link tags (the top 16 bits of ids): taken by a link, given back by its end.
-std::uint16_t take_link_tag();
-void give_link_tag(std::uint16_t tag);
-struct PendingRequest;
 
 /// Where submit gets the memory it packs strided rows into (the connection's staging pool by
 /// default). A test or an embedder may supply its own, used per submit instead of the pool;
@@ -87,30 +72,37 @@ struct LinkOptions {
   std::shared_ptr<const engine::Faults> faults;
 };
 
-/// The answer of a request.
-struct AgentAnswer {
-  wire::AnswerStatus status = wire::AnswerStatus::kOk;
-  std::uint64_t value = 0;
-  std::string text;
-};
-
+/// A link: made by Job::connect, it lives as long as its job. Its calls here are what a
+/// runtime reads of it; the proxies drive it through the library's internals (the receiving
+/// thread, the requests, the proxies' registry: proxy/src/link_core.h).
 class RIG_API Link {
  public:
-  ~Link();
+  virtual ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
+  /// The job the link belongs to.
   Job& job() const { return job_; }
+  /// The endpoint given to Job::connect ("HOST:PORT", "[V6]:PORT").
   const std::string& endpoint() const { return endpoint_; }
   /// The address the job's connection reached, numeric ("127.0.0.1:7300", "[::1]:7300"): the
   /// first of the endpoint's addresses that accepted. Its stripes connect to it too.
   const std::string& address() const { return address_; }
   /// Where each stripe's connection went (its peer's address), in stripe order.
   const std::vector<std::string>& stripe_addresses() const { return stripe_addresses_; }
+  /// The accounts of the devices the agent opened, as its welcome gave them: the host first
+  /// (id 0), then each device by id.
   const std::vector<wire::Account>& accounts() const { return accounts_; }
+  /// The account of the agent's device `id`, or null if the agent opened none with that id.
   const wire::Account* account(std::uint32_t id) const;
+  /// The link's traffic counters (messages and bytes each way, zero-copy sends, staging use):
+  /// each written by one thread, readable by any at any time.
   engine::Counters& counters() { return counters_; }
+  /// The socket backend of the job's connection: "uring" or "plain".
   const char* backend() const;
+  /// The data connections granted (0: no striping).
+  std::size_t stripes() const;
+  /// The allocator submit packs strided rows into (LinkOptions::staging; unset: the pool's).
   const StagingAllocator& staging() const { return staging_; }
 
   /// Whether the agent answers status queries (it accepted wire::kFeatureStatus in its welcome;
@@ -127,91 +119,12 @@ class RIG_API Link {
   /// A new id of the job, naming an agent object (the page's Link.fresh). Ids carry the link's
   /// number in their top 16 bits, so owns() tells without a lookup whether an id is this link's.
   std::uint64_t fresh();
+  /// Whether `id` was made by this link's fresh().
   bool owns(std::uint64_t id) const { return (id >> 48) == tag_; }
 
-  // ---- used by proxies (internal) ----
-
-  /// Sends a request and blocks for its answer. Throws edge::Fault once the job is over
-  /// (before sending, or while waiting). Holds no lock while it waits.
-  AgentAnswer ask(wire::Request request, std::span<const std::byte> tail);
-  /// Sends a request whose answer nobody waits for (prepare). Nothing once the job is over.
-  void tell(wire::Request request, std::span<const std::byte> tail) noexcept;
-  /// Sends the release of an object or image after every message sent before it. Nothing once
-  /// the job has failed.
-  void release(std::uint64_t id, wire::ReleaseKind kind);
-
-  engine::Connection& connection() { return *connection_; }
-
-  /// The data connections granted (0: no striping).
-  std::size_t stripes() const;
-  /// Whether a copy of `bytes` bytes crosses on the stripes.
-  bool stripes_copy(std::uint64_t bytes) const { return stripes_ && bytes >= stripe_min_bytes_; }
-  /// Sends packed bytes [at, at + n) of a copy from this process's memory (packed byte k at
-  /// base + (k / row_bytes) * pitch + k % row_bytes) as kStriped announcements on the job's
-  /// connection, each followed by its pieces on the stripes. Caller holds the connection's turn
-  /// (Connection::Hold). Borrows the memory until it returns; 0 or -errno.
-  int send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
-                   std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n);
-
-  /// Registry of proxies by the agent's device id. Throws std::invalid_argument per make's rules.
-  ProxySlot& register_proxy(std::uint32_t device, std::uint64_t* word);
-  ProxySlot* slot(std::uint32_t device) const {
-    // acquire: pairs with register_proxy's release store: the slot's fields are set.
-    return device < slots_.size() ? slots_[device].load(std::memory_order_acquire) : nullptr;
-  }
-
-  /// Link-wide events: an answer, a failure, the close, the receiving thread's end. Each proxy
-  /// has events of its own for its word (ProxySlot::events), so a publish wakes only the
-  /// threads waiting on that proxy.
-  std::uint32_t events() const { return events_.current(); }
-  void wait_event(std::uint32_t seen, std::int64_t timeout_ns) { events_.wait(seen, timeout_ns); }
-  void notify() { events_.notify(); }
-  /// Wakes every waiter of the link and of its proxies (failure, close, end).
-  void notify_all();
-
-  /// Whether the receiving thread has ended (no byte of a copy may land any more).
-  bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
-
-  /// Tells the agent the job closes (a kClose, only if the connection is idle: it never
-  /// waits), then shuts the connection down (every blocked send and receive returns).
-  void close();
-  /// Shuts the connection down (every blocked send and receive returns).
-  void shutdown();
-  /// Waits for the receiving thread to end.
-  void join();
-
-  /// Internal: made by Job::connect, which then starts the receiving thread.
-  Link(Job& job, std::string endpoint, const LinkOptions& options);
-  void start();
-
- private:
-  friend class Job;
-  void handshake();
-  void receive_loop();
-  bool on_answer(std::span<const std::byte> body, std::string& why);
-  bool on_status(std::span<const std::byte> body, std::string& why);
-  /// The receiving thread: hands `answer` to the request waiting under `id`; false (with why
-  /// naming `what`) if none waits.
-  bool complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why);
-  /// ask()'s steps: registers `req` under a fresh id; then, once its message is sent, waits.
-  void register_request(PendingRequest& req);
-  AgentAnswer await_answer(PendingRequest& req);
-  /// Frames and sends a request (its tail_length set from `tail`): 0 or -errno.
-  int send_request(wire::Request request, std::span<const std::byte> tail);
-  /// Fails the job for a send that returned -errno `rc`.
-  void fail_send(int rc);
-  bool on_bytes(const wire::Bytes& bytes, std::string& why);
-  bool on_done(const wire::Done& done, std::string& why);
-  bool on_striped(const wire::Striped& s, std::string& why);
-  /// The pending copy into this process's memory that bytes (device, part, value, offset,
-  /// length) must continue, or null with `why`.
-  ClientCopy* expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
-                                 std::uint64_t offset, std::uint64_t length, const char* what,
-                                 std::string& why);
-  void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
-  void join_stripes(const engine::Address& reached, const wire::StripeGrant& grant,
-                    const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
-  void end_receiver();
+ protected:
+  /// Takes a link tag (given back by the destructor). Only the library's LinkCore derives.
+  Link(Job& job, std::string endpoint, const StagingAllocator& staging);
 
   Job& job_;
   const std::uint64_t tag_;  ///< taken in the constructor, given back in the destructor
@@ -220,59 +133,10 @@ class RIG_API Link {
   std::vector<std::string> stripe_addresses_;
   StagingAllocator staging_;
   engine::Counters counters_;
-  std::unique_ptr<engine::Connection> connection_;
-  std::unique_ptr<engine::FrameReader> reader_;
-  std::unique_ptr<engine::StripeSet> stripes_;  ///< null: no striping
-  std::uint64_t stripe_min_bytes_ = 0;
   std::vector<wire::Account> accounts_;
   std::uint32_t features_ = 0;  ///< accepted by the agent's welcome; set before the receiving thread starts
-  std::thread receiver_;
-
   /// fresh ids: relaxed, only uniqueness matters.
   alignas(64) std::atomic<std::uint64_t> next_id_{1};
-  std::atomic<std::uint64_t> next_request_{1};
-
-  engine::EventWord events_;
-
-  /// Pending requests by id % kRequestSlots (claimed by CAS from null; kBusy while the
-  /// receiving thread fills one).
-  static constexpr std::size_t kRequestSlots = 1024;
-  std::array<std::atomic<PendingRequest*>, kRequestSlots> requests_{};
-
-  /// Proxies by device id. Written under registry_mu_ (make, cold) with release; read by the
-  /// receiving thread and submit with acquire.
-  std::array<std::atomic<ProxySlot*>, wire::kMaxDevices> slots_{};
-  std::mutex registry_mu_;
-  std::vector<std::unique_ptr<ProxySlot>> all_slots_;  ///< every slot ever made, until ~Link
-
-  /// Receiver-owned scratch for scatter receives of strided rows.
-  std::vector<iovec> row_iov_;
-
-  std::atomic<bool> receiver_ended_{false};  ///< seq_cst: the stop/receiver handshake
-  int silence_ms_ = 0;
-  std::string idle_why_;  ///< receiver-owned: why the idle watch ended the wait
-  int on_idle(std::int64_t silent_ms);
-  /// Sends a small control frame (a ping, a close) through the socket backend if the send turn
-  /// is free, without waiting for room in the socket; a part the kernel takes is completed, so
-  /// the stream never holds half a frame.
-  template <class Framed>
-  void send_control(const Framed& f);
-
- public:
-  /// Copies into this process's memory of at least this many bytes are received with zero
-  /// user-space copies: while one is pending, the receiving thread reads headers exactly.
-  static constexpr std::uint64_t kZeroCopyBytes = 64 * 1024;
-  /// Submit: a large copy into this process's memory was recorded. relaxed: a stale read only
-  /// costs the receiving thread a buffered (copied) chunk, never correctness; the record itself
-  /// is published by the ring's release.
-  void expect_large_copy() { large_submitted_.fetch_add(1, std::memory_order_relaxed); }
-
- private:
-  bool large_copy_expected() const {
-    return large_submitted_.load(std::memory_order_relaxed) != large_landed_.load(std::memory_order_relaxed);
-  }
-  alignas(64) std::atomic<std::uint64_t> large_submitted_{0};  ///< submitters
-  alignas(64) std::atomic<std::uint64_t> large_landed_{0};     ///< the receiving thread
 };
 
 }  // namespace rig::remote

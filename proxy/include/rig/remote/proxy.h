@@ -6,13 +6,13 @@
 // holds no lock that another thread needs while it waits.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -23,11 +23,16 @@
 #include "rig/remote/abi.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
-#include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
+
+namespace rig::wire {
+template <class M>
+struct Framed;
+}  // namespace rig::wire
 
 namespace rig::remote {
 
+class LinkCore;
 struct ProxySlot;
 struct Staging;
 struct SubmitPlan;
@@ -63,7 +68,8 @@ class RIG_API Device {
   Device(Link& link, const wire::Account& account, abi::Capability capability)
       : link_(&link), account_(account), capability_(capability) {}
 
-  std::string name() const { return std::string(wire::fixed_string(account_.name)); }
+  /// The device's name, as its account gives it.
+  std::string name() const;
   const wire::Account& account() const { return account_; }
 
   /// The page's make ~word: registers the proxy on the link with the 8 bytes at `word` as its
@@ -100,7 +106,7 @@ class RIG_API Proxy {
   const std::string& name() const { return name_; }
   std::uint32_t device_id() const { return account_.id; }
   bool is_host() const { return account_.id == 0; }
-  Link& link() const { return link_; }
+  Link& link() const;
 
   // Memory
   std::optional<Region> alloc(edge::Memory memory, std::uint64_t bytes);
@@ -150,7 +156,7 @@ class RIG_API Proxy {
   static constexpr int kSpinUs = 50;
 
   /// Internal: made by Device::make.
-  Proxy(Link& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word);
+  Proxy(LinkCore& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word);
 
  private:
   friend class Device;
@@ -166,7 +172,7 @@ class RIG_API Proxy {
   int send_holding(const rig_submission& s, std::uint64_t value, Staging& staging);
 
   std::shared_ptr<Job> job_;  ///< the job outlives its proxies
-  Link& link_;
+  LinkCore& link_;
   const wire::Account account_;
   const abi::Capability capability_;
   const std::string name_;

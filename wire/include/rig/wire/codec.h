@@ -189,9 +189,7 @@ bool check_copy(const CopyPart& copy, std::string& why);
 // Bytes that cross for a copy with a kClient side: rows * row_bytes (checked by check_copy).
 inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_bytes; }
 
-// Copies a NUL-padded fixed field to a string_view up to its first NUL.
-RIG_API std::string_view fixed_string(const char (&field)[32]);
-void set_fixed_string(char (&field)[32], std::string_view text);
+// fixed_string and set_fixed_string: rig/wire/messages.h, beside the fields they read.
 
 // ---- the status query (kFeatureStatus) ----
 

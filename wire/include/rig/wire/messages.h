@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
+#include "rig/export.h"
 #include "rig/wire/frame_header.h"
 
 namespace rig::wire {
@@ -81,6 +83,11 @@ static_assert(offsetof(Account, budget) == 8);
 static_assert(offsetof(Account, reaches) == 24);
 static_assert(offsetof(Account, name) == 32);
 static_assert(offsetof(Account, arch) == 64);
+
+// The text of a NUL-padded fixed field (an account's name or arch): up to its first NUL.
+RIG_API std::string_view fixed_string(const char (&field)[32]);
+// Writes `text` NUL-padded into a fixed field, cut to leave at least one NUL.
+void set_fixed_string(char (&field)[32], std::string_view text);
 
 // Tail: Account[n_accounts], ids strictly increasing.
 struct Welcome {
