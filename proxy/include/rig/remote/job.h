@@ -14,8 +14,11 @@
 
 namespace rig::remote {
 
+/// A job (the page's Link section): this process and the agents it connected to. It fails as a
+/// whole with one root cause, and closes as a whole; its links live as long as it does.
 class RIG_API Job : public std::enable_shared_from_this<Job> {
  public:
+  /// A new job, with no link yet.
   static std::shared_ptr<Job> create();
   ~Job();
   Job(const Job&) = delete;
@@ -35,7 +38,9 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   /// the first cause wins. Shuts every link's connections down and wakes every blocked call.
   void fail(const std::string& why);
 
+  /// Whether the job has failed (fault_text() is then its root cause).
   bool failed() const { return (state_.load(std::memory_order_acquire) & kFailed) != 0; }
+  /// Whether the job's close has begun.
   bool closing() const { return (state_.load(std::memory_order_acquire) & kClosing) != 0; }
   /// Whether calls must stop: failed or closing.
   bool over() const { return state_.load(std::memory_order_acquire) != 0; }
@@ -44,6 +49,7 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   /// Throws edge::Fault(fault_text()) if the job is over.
   void check() const;
 
+  /// The job's links, in the order connect made them.
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
  private:

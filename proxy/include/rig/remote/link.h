@@ -28,18 +28,21 @@ class Job;
 /// default). A test or an embedder may supply its own, used per submit instead of the pool;
 /// returning null makes submit answer "out of memory for a hand-over".
 struct StagingAllocator {
-  void* (*allocate)(std::size_t bytes) = nullptr;
-  void (*release)(void* p) = nullptr;
+  void* (*allocate)(std::size_t bytes) = nullptr;  ///< `bytes` bytes for one submit, or null
+  void (*release)(void* p) = nullptr;              ///< gives back what allocate gave, once sent
 };
 
+/// How Job::connect makes a link: every field has a default a runtime may keep.
 struct LinkOptions {
+  /// The socket backend of the link's connections (default: RIG_SOCKET_BACKEND, else io_uring
+  /// where the kernel allows it).
   engine::Backend backend = engine::default_backend();
   /// Keepalive: after keepalive_ms without a byte from the agent, the link pings it (the agent
   /// echoes); after silence_ms without a byte, the job fails with "the agent sent nothing for
   /// N ms". This finds a hung or unreachable agent within silence_ms + keepalive_ms. An agent
   /// busy in one launch longer than silence_ms also fails the job: raise it for such programs.
   int keepalive_ms = 1000;
-  int silence_ms = 30000;
+  int silence_ms = 30000;  ///< see keepalive_ms
   /// Polling mode: the receiving thread asks for bytes without waiting for up to poll_us
   /// microseconds before it sleeps (engine::FrameReader::set_spin_us): lower latency for a
   /// core's worth of CPU while it spins. Default: RIG_POLL_US, else 0 (off). See docs/TUNING.md.
@@ -59,9 +62,9 @@ struct LinkOptions {
   /// kDefaultStripes otherwise; the environment's RIG_STRIPES=N overrides kAuto. The agent may
   /// grant fewer (its --max-stripes). docs/TUNING.md says how to choose both on a real NIC.
   static constexpr int kAuto = -1;
-  static constexpr int kDefaultStripes = 4;
-  int stripes = kAuto;
-  std::uint64_t stripe_min_bytes = 1u << 20;
+  static constexpr int kDefaultStripes = 4;  ///< the stripes kAuto asks for off loopback
+  int stripes = kAuto;                        ///< extra data connections asked for (see above)
+  std::uint64_t stripe_min_bytes = 1u << 20;  ///< copies of fewer bytes stay on the job's connection
   /// The secret this job and its agent prove to each other that they share (wire/PROTOCOL.md 4):
   /// the file that holds it (readable by its owner only, at least 32 bytes); empty: the
   /// environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
@@ -123,6 +126,7 @@ class RIG_API Link {
   bool owns(std::uint64_t id) const { return (id >> 48) == tag_; }
 
  protected:
+  /// @cond INTERNAL
   /// Takes a link tag (given back by the destructor). Only the library's LinkCore derives.
   Link(Job& job, std::string endpoint, const StagingAllocator& staging);
 
@@ -137,6 +141,7 @@ class RIG_API Link {
   std::uint32_t features_ = 0;  ///< accepted by the agent's welcome; set before the receiving thread starts
   /// fresh ids: relaxed, only uniqueness matters.
   alignas(64) std::atomic<std::uint64_t> next_id_{1};
+  /// @endcond
 };
 
 }  // namespace rig::remote
