@@ -114,13 +114,10 @@ bool Session::run() {
   }
   job_->connection.shutdown();
   job_->stripes.shutdown();
-  // relaxed: counts (gauges.h); this job's bytes join those of the jobs that ended.
-  gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed) +
-                                 counters_.bytes_striped_in.load(std::memory_order_relaxed),
-                             std::memory_order_relaxed);
-  gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed) +
-                                  counters_.bytes_striped_out.load(std::memory_order_relaxed),
-                              std::memory_order_relaxed);
+  // relaxed: counts (gauges.h); this job's bytes join those of the jobs that ended. The
+  // connection's bytes hold the stripes' already (bytes_striped_* is the part that went there).
+  gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
   // Everything the job held goes now: pending work, objects, images.
   job_->executor.clear();
   job_->objects.clear();
@@ -257,11 +254,10 @@ void Session::run_received(std::string& why) {
 std::string Session::summary() const {
   const auto since = welcomed_ == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : welcomed_;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-  // relaxed: counts, read once the job's connections are shut down.
-  const std::uint64_t in = counters_.bytes_received.load(std::memory_order_relaxed) +
-                           counters_.bytes_striped_in.load(std::memory_order_relaxed);
-  const std::uint64_t out = counters_.bytes_sent.load(std::memory_order_relaxed) +
-                            counters_.bytes_striped_out.load(std::memory_order_relaxed);
+  // relaxed: counts, read once the job's connections are shut down. The stripes' bytes are in
+  // them already.
+  const std::uint64_t in = counters_.bytes_received.load(std::memory_order_relaxed);
+  const std::uint64_t out = counters_.bytes_sent.load(std::memory_order_relaxed);
   return fmt::format("{:.3f} s, handovers {}, bytes in {}, bytes out {}", seconds, handovers_, in, out);
 }
 

@@ -16,8 +16,9 @@ namespace rig::agent {
 std::string status_text(const Gauges& gauges, const engine::Counters& job, std::uint32_t max_bytes) {
   // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
   auto count = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
-  const std::uint64_t job_in = count(job.bytes_received) + count(job.bytes_striped_in);
-  const std::uint64_t job_out = count(job.bytes_sent) + count(job.bytes_striped_out);
+  // The connection's bytes hold the stripes' too (bytes_striped_* is the part that went there).
+  const std::uint64_t job_in = count(job.bytes_received);
+  const std::uint64_t job_out = count(job.bytes_sent);
   nlohmann::ordered_json o;
   o["agent"] = "rig-agent";
   o["version"] = wire::software_version();

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +78,52 @@ TEST(StatusQuery, TheAgentAnswersWithItsVersionJobsBytesAndEveryThreadsFigures) 
   // A second query sees the first one's receive and send: the counts only grow.
   const nlohmann::json again = nlohmann::json::parse(link.agent_status());
   EXPECT_GT(again["syscalls_total"].get<std::uint64_t>(), s["syscalls_total"].get<std::uint64_t>());
+  job->close();
+}
+
+// Striped bytes count once: the stripes' sends and receives are in the connection's bytes
+// already (frame headers included), and bytes_striped_* only says how much of it crossed there.
+// Checked while the job runs (its own counters) and after it ended (the agent's totals).
+TEST(StatusQuery, BytesThatCrossTheStripesCountOnce) {
+  AgentProcess agent;
+  constexpr std::uint64_t kBytes = 8u << 20;
+  {
+    auto job = Job::create();
+    remote::LinkOptions o;
+    o.stripes = 2;
+    o.stripe_min_bytes = 64 * 1024;
+    remote::Link& link = job->connect(agent.endpoint(), o);
+    ASSERT_EQ(link.stripes(), 2u);
+    harness::Driven dev(link, 1);
+    auto r = dev->alloc(edge::Memory::kDevice, kBytes);
+    ASSERT_TRUE(r.has_value());
+    std::vector<std::byte> up(kBytes, std::byte{7}), down(kBytes);
+    harness::Work w;
+    w.to_device(up.data(), *r, 0, kBytes).to_host(*r, 0, down.data(), kBytes);
+    dev.wait(dev.run(w));
+    ASSERT_EQ(up, down);
+    ASSERT_GE(link.counters().bytes_striped_out.load(), kBytes);  // it did cross the stripes
+    const nlohmann::json s = nlohmann::json::parse(link.agent_status());
+    for (const char* k : {"bytes_received", "bytes_sent"}) {
+      EXPECT_GE(s["job"][k].get<std::uint64_t>(), kBytes) << k;
+      EXPECT_LT(s["job"][k].get<std::uint64_t>(), kBytes + kBytes / 8) << k << ": counted twice";
+    }
+    dev->free(*r);
+    job->close();
+  }
+  // The ended job's bytes join the agent's totals once it has ended on the agent's side.
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  nlohmann::json s;
+  for (int i = 0; i < 500; ++i) {
+    s = nlohmann::json::parse(link.agent_status());
+    if (s["bytes_in"].get<std::uint64_t>() >= kBytes) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const char* k : {"bytes_in", "bytes_out"}) {
+    EXPECT_GE(s[k].get<std::uint64_t>(), kBytes) << k;
+    EXPECT_LT(s[k].get<std::uint64_t>(), kBytes + kBytes / 8) << k << ": counted twice";
+  }
   job->close();
 }
 
