@@ -139,14 +139,9 @@ int Ring::finish_posted() {
   // Nothing of a caller's own is in flight here (each run*() reaps its own before it returns),
   // so the only completion to come is the posted one.
   while (posted_ == Posted::kInFlight) {
-    io_uring_cqe* cqe = nullptr;
-    if (const int w = wait(cqe); w < 0) return w;
-    if (io_uring_cqe_get_data64(cqe) == kPosted) {
-      posted_result_ = cqe->res;
-      posted_ = Posted::kDone;
-    }
-    io_uring_cqe_seen(&ring_, cqe);
-    count_completions();
+    io_uring_cqe seen{};
+    if (const int w = next(seen); w < 0) return w;
+    keep_posted(seen);
   }
   posted_ = Posted::kNone;
   return posted_result_;

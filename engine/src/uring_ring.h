@@ -162,18 +162,28 @@ class Ring {
   template <class Mine>
   int reap(Mine mine) {
     for (;;) {
-      io_uring_cqe* cqe = nullptr;
-      if (const int w = wait(cqe); w < 0) return w;
-      const io_uring_cqe seen = *cqe;
-      io_uring_cqe_seen(&ring_, cqe);
-      count_completions();
-      if (io_uring_cqe_get_data64(&seen) == kPosted) {
-        posted_result_ = seen.res;
-        posted_ = Posted::kDone;
-        continue;
-      }
+      io_uring_cqe seen{};
+      if (const int w = next(seen); w < 0) return w;
+      if (keep_posted(seen)) continue;
       if (mine(seen)) return 0;
     }
+  }
+  // Waits for the next completion, copies it into `seen` and frees its slot (counted).
+  int next(io_uring_cqe& seen) {
+    io_uring_cqe* cqe = nullptr;
+    if (const int w = wait(cqe); w < 0) return w;
+    seen = *cqe;
+    io_uring_cqe_seen(&ring_, cqe);
+    count_completions();
+    return 0;
+  }
+  // Keeps the posted operation's completion for finish_posted() (true), or leaves `seen` to
+  // the caller (false).
+  bool keep_posted(const io_uring_cqe& seen) {
+    if (io_uring_cqe_get_data64(&seen) != kPosted) return false;
+    posted_result_ = seen.res;
+    posted_ = Posted::kDone;
+    return true;
   }
 
   static constexpr __u64 kOperation = 1, kTimer = 2, kPosted = 3;
