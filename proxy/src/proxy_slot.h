@@ -49,7 +49,7 @@ struct ProxySlot {
   ProxySlot(std::uint32_t device_id, std::uint64_t* word_address)
       : device(device_id), word(word_address) {}
 
-  // Immutable after the slot is published (Link::register_proxy's release store).
+  // Immutable after the slot is published (LinkCore::register_proxy's release store).
   const std::uint32_t device;
   std::uint64_t* const word;
 
@@ -103,7 +103,7 @@ struct ProxySlot {
   // final_value is written before stopped (release via the seq_cst store) and read after it.
   alignas(64) std::atomic<std::uint64_t> final_value{0};
   // seq_cst: Dekker handshake with the receiver's pop of the last copy and its end (see
-  // Link::on_bytes and Proxy::stop): whichever side comes second writes the final value.
+  // LinkCore::on_bytes and Proxy::stop): whichever side comes second writes the final value.
   std::atomic<bool> stopped{false};
   // seq_cst: exactly one side (stop or the receiving thread) claims the final write; once it is
   // claimed the receiving thread no longer touches the word, which the runtime may free as soon

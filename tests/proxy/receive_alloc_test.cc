@@ -62,7 +62,7 @@ class ReceivePath : public AgentSuite {};
 
 TEST_F(ReceivePath, DoneReportsAndBytesIntoHereAllocateNothingOnceWarm) {
   Driven dev(*link_, 1);
-  constexpr std::size_t kLarge = 1u << 20;  // above Link::kZeroCopyBytes: received in place
+  constexpr std::size_t kLarge = 1u << 20;  // above LinkCore::kZeroCopyBytes: received in place
   auto r = dev->alloc(edge::Memory::kDevice, 2 * kLarge);
   ASSERT_TRUE(r);
   std::vector<std::byte> pattern(2 * kLarge), small(4096), strided(64 * 256), large(kLarge);

@@ -16,8 +16,8 @@ enum class Backend { kUring, kPlain };
 /// The backend a new connection uses: RIG_SOCKET_BACKEND=plain|uring if set, else io_uring when
 /// the kernel lets this process set up a ring, else plain sockets.
 RIG_API Backend default_backend();
-/// "uring" or "plain".
-const char* backend_name(Backend b);
+/// "io_uring" or "plain".
+RIG_API const char* backend_name(Backend b);
 /// The polling mode's spin in microseconds that a link or agent takes unless told otherwise:
 /// RIG_POLL_US if set (0 to 1000000), else 0 (off).
 RIG_API int default_poll_us();

@@ -82,7 +82,7 @@ class SpscRing {
     head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
   // pop() as a seq_cst store, for a consumer that next reads a flag of a Dekker handshake
-  // (Link::landed against Proxy::stop: the store of the head and the other side's store of its
+  // (LinkCore::landed against Proxy::stop: the store of the head and the other side's store of its
   // flag must not both be missed by the loads that follow them; drained() is those loads).
   void pop_seq_cst(std::size_t n = 1) {
     assert(n <= known_items() && "pop beyond the items the consumer saw");

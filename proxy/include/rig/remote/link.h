@@ -99,9 +99,10 @@ class RIG_API Link {
   /// The account of the agent's device `id`, or null if the agent opened none with that id.
   const wire::Account* account(std::uint32_t id) const;
   /// The link's traffic counters (messages and bytes each way, zero-copy sends, staging use):
-  /// each written by one thread, readable by any at any time.
+  /// the send counters written by whichever thread holds the connection's send turn, the
+  /// receive counters by the receiving thread; readable by any thread at any time (relaxed).
   engine::Counters& counters() { return counters_; }
-  /// The socket backend of the job's connection: "uring" or "plain".
+  /// The socket backend of the job's connection: "io_uring" or "plain".
   const char* backend() const;
   /// The data connections granted (0: no striping).
   std::size_t stripes() const;
@@ -125,9 +126,10 @@ class RIG_API Link {
   /// Whether `id` was made by this link's fresh().
   bool owns(std::uint64_t id) const { return (id >> 48) == tag_; }
 
- protected:
   /// @cond INTERNAL
-  /// Takes a link tag (given back by the destructor). Only the library's LinkCore derives.
+ private:
+  friend class LinkCore;  // the one class that derives: its constructor is private, so no other can
+  /// Takes a link tag (given back by the destructor).
   Link(Job& job, std::string endpoint, const StagingAllocator& staging);
 
   Job& job_;

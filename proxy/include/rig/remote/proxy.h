@@ -129,7 +129,8 @@ class RIG_API Proxy {
 
   // Memory
   /// Asks the agent for `bytes` bytes of `memory` on the device: the region, or nullopt if the
-  /// agent lacks the room or refuses. Throws edge::Fault once the job is over.
+  /// agent lacks the room or refuses. Throws std::invalid_argument unless `bytes` is a positive
+  /// multiple of 4 (the page's precondition), edge::Fault once the job is over.
   std::optional<Region> alloc(edge::Memory memory, std::uint64_t bytes);
   /// Sends the release of the region's object after every message sent before it; the agent
   /// releases it once the work submitted before no longer needs it. Nothing for a word, and
@@ -152,11 +153,14 @@ class RIG_API Proxy {
 
   // Code
   /// Loads `binary` (rig.program code) on the agent's host if this proxy is the machine's
-  /// host: the image, or the agent's reason. On any other proxy, an error saying it loads no
-  /// code. Throws edge::Fault if it asks and the job is over.
+  /// host: the image, or the reason it is refused (empty, larger than the wire's maximum, or
+  /// the agent's reason). On any other proxy, an error saying it loads no code. On the host it
+  /// throws edge::Fault once the job is over, before any other check.
   std::variant<edge::Loaded<Region, Image>, std::string> image(std::span<const std::byte> binary);
-  /// The agent's answer for `function` of the image (asked once, then kept): an entry, or
-  /// Absent. Throws edge::Fault once the job is over.
+  /// The agent's answer for `function` of the image: an entry or Absent (asked once, then
+  /// kept), or NoMemory with the bytes its launches need (kept not: asked again next time).
+  /// Throws edge::Fault once the job is over, std::invalid_argument when the agent calls the
+  /// request invalid.
   edge::EntryAnswer entry(const Image& image, const std::string& function);
   /// Reports nothing, failures included: it never throws, and a failure (no memory to record
   /// the start) leaves everything as it was.

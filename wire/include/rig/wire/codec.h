@@ -189,7 +189,9 @@ bool check_copy(const CopyPart& copy, std::string& why);
 // Bytes that cross for a copy with a kClient side: rows * row_bytes (checked by check_copy).
 inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_bytes; }
 
-// fixed_string and set_fixed_string: rig/wire/messages.h, beside the fields they read.
+// fixed_string (public): rig/wire/messages.h, beside the fields it reads.
+// Writes `text` NUL-padded into a fixed field, cut to leave at least one NUL.
+void set_fixed_string(char (&field)[32], std::string_view text);
 
 // ---- the status query (kFeatureStatus) ----
 

@@ -86,8 +86,6 @@ static_assert(offsetof(Account, arch) == 64);
 
 // The text of a NUL-padded fixed field (an account's name or arch): up to its first NUL.
 RIG_API std::string_view fixed_string(const char (&field)[32]);
-// Writes `text` NUL-padded into a fixed field, cut to leave at least one NUL.
-void set_fixed_string(char (&field)[32], std::string_view text);
 
 // Tail: Account[n_accounts], ids strictly increasing.
 struct Welcome {
