@@ -1,6 +1,7 @@
 #include "rig/engine/connection.h"
 
 #include <cerrno>
+#include <chrono>
 #include <new>
 
 #include "rig/engine/iov_cursor.h"
@@ -61,6 +62,7 @@ int Connection::send_combined(std::span<const iovec> iov) {
   // both could read the old value (we see the turn held, it sees nothing posted) and the
   // message would wait for the 200 us backstop below. Pairs with the fence in release().
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  bool spun = false;
   for (;;) {
     // acquire: pairs with flush_posted's release exchange.
     std::uint32_t st = me.state.load(std::memory_order_acquire);
@@ -70,10 +72,16 @@ int Connection::send_combined(std::span<const iovec> iov) {
       release();
       continue;
     }
-    // A holder will send it (every release drains what was posted). Say that we sleep, so that
-    // the sender wakes us (and only then makes the wake's system call): the CAS and the
-    // sender's exchange are read-modify-writes of one word, so one sees the other. acquire on
-    // failure: it read the sender's result (pairs with its release exchange).
+    // A holder will send it (every release drains what was posted). Look a while first: a send
+    // that ends within the spin costs this thread no system call (nor the holder a wake).
+    if (st == kPending && !spun) {
+      spun = true;
+      if (sent_while_spinning(me)) continue;
+      st = me.state.load(std::memory_order_acquire);  // pairs with flush_posted's exchange
+    }
+    // Say that we sleep, so that the sender wakes us (and only then makes the wake's system
+    // call): the CAS and the sender's exchange are read-modify-writes of one word, so one sees
+    // the other. acquire on failure: it read the sender's result (pairs with its release exchange).
     if (st == kPending && !me.state.compare_exchange_strong(st, kSleeping, std::memory_order_relaxed,
                                                             std::memory_order_acquire)) {
       continue;
@@ -81,6 +89,21 @@ int Connection::send_combined(std::span<const iovec> iov) {
     // The bound is a backstop.
     futex_wait(me.state, kSleeping, 200'000);
   }
+}
+
+bool Connection::sent_while_spinning(const Posted& me) {
+  using clock = std::chrono::steady_clock;
+  const clock::time_point until = clock::now() + std::chrono::microseconds(kCombineSpinUs);
+  do {
+    // acquire: pairs with flush_posted's release exchange (the sender's result).
+    if (me.state.load(std::memory_order_acquire) >= kSent) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  } while (clock::now() < until);
+  return false;
 }
 
 void Connection::release() {

@@ -39,8 +39,12 @@ class Connection {
   // for the turn (a FIFO hand-off to a descheduled thread stalls everyone on a busy box): it
   // takes the turn only if it is free, and otherwise waits for a holder to send its message.
   // Same contract as send(): returns once the kernel took the bytes, or -errno. Borrows `iov`
-  // (and what it points to) until it returns.
+  // (and what it points to) until it returns. A poster whose message another thread sends
+  // looks at its state for up to kCombineSpinUs before it sleeps on its futex: a holder's send
+  // on a fast link ends within that, and the poster then makes no system call at all (the
+  // futex wait and the holder's wake were two per message from four threads: bench/RESULTS.md).
   int send_combined(std::span<const iovec> iov);
+  static constexpr int kCombineSpinUs = 20;
 
   // Holds the turn for a sequence that must not be interleaved (a handover and the bytes that
   // follow it): send each piece with send_holding_turn. Releasing sends what was posted
@@ -88,6 +92,8 @@ class Connection {
   static constexpr std::uint32_t kPending = 0, kSleeping = 1, kSent = 2, kFailed = 3;
   // Sends every posted message; caller holds the turn.
   void flush_posted();
+  // send_combined's spin: whether `me` was sent (or failed) within kCombineSpinUs.
+  static bool sent_while_spinning(const Posted& me);
   // Counts a send's result (the turn holder) and returns it.
   int counted(int rc, std::size_t bytes, std::size_t messages);
 
