@@ -16,6 +16,7 @@
 #include "rig/engine/event_word.h"
 #include "rig/engine/spsc_ring.h"
 #include "rig/remote/proxy.h"
+#include "rig/remote/test_hook.h"
 
 namespace rig::remote {
 
@@ -116,13 +117,20 @@ struct ProxySlot {
   std::atomic<bool> closed{false};  // stop or destruction: the account may be reused
 
   // Receiving thread: writes the last submitted value once no byte may land any more, unless
-  // stop did or does. Touches the word only if it claims the write.
+  // stop did or does. Touches the word only if it claims the write, and holds receiver_busy
+  // meanwhile: a stop that lost the claim to it waits for the write before it returns (else
+  // stop could return, and the runtime free the word, while this thread still reads it).
   void write_final_from_receiver() {
+    // seq_cst: the Dekker pair of stop's store of stopped and its load of receiver_busy.
+    receiver_busy.store(1, std::memory_order_seq_cst);
     if (stopped.load(std::memory_order_seq_cst) &&
         !final_claimed.exchange(true, std::memory_order_seq_cst)) {
+      test_hook::at(test_hook::Point::kReceiverClaimedFinal, device);
       publish(final_value.load(std::memory_order_acquire));
       copies.release_storage();  // drained, or this thread ends: no record is read again
     }
+    // release: the write is done before stop, which acquires it in its wait, goes on.
+    receiver_busy.store(0, std::memory_order_release);
   }
 };
 

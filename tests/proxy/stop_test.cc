@@ -238,12 +238,24 @@ struct OrderState {
   std::atomic<bool> go{false};            // the test lets it go
   std::atomic<bool> stop_waits{false};    // stop waited for the receiving thread (a turn of it)
   std::atomic<bool> stop_returned{false}; // the test's stop returned
+  // Also hold the receiving thread where it claimed a stopped proxy's last write, until stop
+  // waits for it or has returned; `claimed` says it got there.
+  std::atomic<bool> hold_claim{false};
+  std::atomic<bool> claimed{false};
 };
 OrderState g_order;
 
 void order_hook(Point p, std::uint32_t device) {
   if (device != 1) return;
   if (p == Point::kStopWaitsForReceiver) g_order.stop_waits.store(true, std::memory_order_release);
+  if (p == Point::kReceiverClaimedFinal && g_order.hold_claim.load(std::memory_order_acquire)) {
+    g_order.claimed.store(true, std::memory_order_release);
+    while (!g_order.stop_waits.load(std::memory_order_acquire) &&
+           !g_order.stop_returned.load(std::memory_order_acquire)) {
+      std::this_thread::yield();
+    }
+    return;
+  }
   if (p != g_order.point.load(std::memory_order_acquire) ||
       g_order.held.exchange(true, std::memory_order_acq_rel)) {
     return;
@@ -268,6 +280,8 @@ class ForcedOrder {
     g_order.go.store(false, std::memory_order_relaxed);
     g_order.stop_waits.store(false, std::memory_order_relaxed);
     g_order.stop_returned.store(false, std::memory_order_relaxed);
+    g_order.hold_claim.store(false, std::memory_order_relaxed);
+    g_order.claimed.store(false, std::memory_order_relaxed);
     remote::test_hook::set(&order_hook);  // release: the stores above come first
   }
   ~ForcedOrder() {
@@ -435,6 +449,44 @@ TEST(StopOrder, AStopDuringADoneReportReturnsOnlyAfterItSoNoWriteLandsOnceTheWor
   EXPECT_EQ(load_word(word), 0u) << "the done report wrote the word after stop returned";
   EXPECT_FALSE(job->failed()) << job->fault_text();
   job->close();
+}
+
+// stop has stored `stopped` when the link's receiving thread ends (the agent went away) and
+// claims the last value's write first: stop, let go, finds the write claimed, and waits for it
+// before it returns, so the word holds the last value when stop returns and the runtime may free
+// it (the thread no longer reads it). Before the fix stop returned at once while the receiving
+// thread was still to write (ThreadSanitizer saw it read a word the runtime had freed).
+TEST(StopOrder, TheReceiversEndBetweenStopsFlagAndItsLookWritesTheLastValueBeforeStopReturns) {
+  ForcedOrder order(Point::kStopStored);
+  g_order.hold_claim.store(true, std::memory_order_release);
+  Signal go_away;
+  FakeAgent agent(2, [&, away = go_away.future()](int fd) {
+    answer_next_request(fd);
+    read_handover(fd);
+    away.wait();
+    ::shutdown(fd, SHUT_RDWR);  // the link's receiving thread reads the end and ends
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word;
+  auto p = value_one(link, word, nullptr, 64);  // nothing to land here: no copy pending
+  ASSERT_TRUE(p);
+  std::atomic<std::uint64_t> at_return{~0ull};  // the word when stop returned (join orders it)
+  Beside stopper(order, [&] {
+    p->stop(std::nullopt);
+    at_return.store(load_word(word), std::memory_order_relaxed);
+    g_order.stop_returned.store(true, std::memory_order_release);
+  });
+  ASSERT_TRUE(order.held()) << "stop never stored stopped";
+  go_away();
+  spin_until([] { return g_order.claimed.load(std::memory_order_acquire); });
+  ASSERT_TRUE(g_order.claimed.load(std::memory_order_acquire)) << "the receiving thread never claimed the write";
+  order.release();  // stop goes on: the write is claimed
+  stopper.join();
+  EXPECT_EQ(at_return.load(std::memory_order_relaxed), 1u)
+      << "stop returned before the receiving thread, which had claimed the write, wrote the last value";
+  EXPECT_EQ(load_word(word), 1u);
+  EXPECT_TRUE(job->failed());  // the agent went away
 }
 
 class StopReal : public AgentSuite {};

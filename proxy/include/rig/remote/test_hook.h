@@ -22,6 +22,9 @@ enum class Point {
   // stop waits for the receiving thread to finish a report of this proxy: called on each turn
   // of that wait, and only while it waits.
   kStopWaitsForReceiver,
+  // The receiving thread has claimed the write of a stopped proxy's last value (its last copy
+  // landed, or the thread ends) and is about to write it (it holds the proxy's receiver_busy).
+  kReceiverClaimedFinal,
 };
 
 using Fn = void (*)(Point point, std::uint32_t device);
