@@ -1,10 +1,10 @@
 #include "rig/engine/connection.h"
 
 #include <cerrno>
-#include <chrono>
 #include <new>
 
 #include "rig/engine/iov_cursor.h"
+#include "spin.h"
 
 namespace rig::engine {
 
@@ -76,7 +76,8 @@ int Connection::send_combined(std::span<const iovec> iov) {
     // that ends within the spin costs this thread no system call (nor the holder a wake).
     if (st == kPending && !spun) {
       spun = true;
-      if (sent_while_spinning(me)) continue;
+      // acquire: pairs with flush_posted's release exchange (the sender's result).
+      if (spin_for(kCombineSpinUs, [&] { return me.state.load(std::memory_order_acquire) >= kSent; })) continue;
       st = me.state.load(std::memory_order_acquire);  // pairs with flush_posted's exchange
     }
     // Say that we sleep, so that the sender wakes us (and only then makes the wake's system
@@ -89,21 +90,6 @@ int Connection::send_combined(std::span<const iovec> iov) {
     // The bound is a backstop.
     futex_wait(me.state, kSleeping, 200'000);
   }
-}
-
-bool Connection::sent_while_spinning(const Posted& me) {
-  using clock = std::chrono::steady_clock;
-  const clock::time_point until = clock::now() + std::chrono::microseconds(kCombineSpinUs);
-  do {
-    // acquire: pairs with flush_posted's release exchange (the sender's result).
-    if (me.state.load(std::memory_order_acquire) >= kSent) return true;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  } while (clock::now() < until);
-  return false;
 }
 
 void Connection::release() {

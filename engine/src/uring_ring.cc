@@ -2,13 +2,13 @@
 
 #include <sched.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
 
 #include "rig/engine/socket.h"
 #include "rig/engine/syscall_count.h"
+#include "spin.h"
 
 #if defined(RIG_TSAN)
 #include <sanitizer/tsan_interface.h>
@@ -152,11 +152,7 @@ int Ring::wait(io_uring_cqe*& cqe) {
   if (sq_polled_) {
     // The SQ thread runs the operation on another core: most end within microseconds, so
     // look a while before sleeping in the kernel.
-    using clock = std::chrono::steady_clock;
-    const clock::time_point until = clock::now() + std::chrono::microseconds(kSqPollSpinUs);
-    do {
-      if (io_uring_peek_cqe(&ring_, &cqe) == 0) return 0;
-    } while (clock::now() < until);
+    if (spin_for(kSqPollSpinUs, [&] { return io_uring_peek_cqe(&ring_, &cqe) == 0; })) return 0;
   }
   for (;;) {
     count_ring_enter();

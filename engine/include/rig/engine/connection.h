@@ -92,8 +92,6 @@ class Connection {
   static constexpr std::uint32_t kPending = 0, kSleeping = 1, kSent = 2, kFailed = 3;
   // Sends every posted message; caller holds the turn.
   void flush_posted();
-  // send_combined's spin: whether `me` was sent (or failed) within kCombineSpinUs.
-  static bool sent_while_spinning(const Posted& me);
   // Counts a send's result (the turn holder) and returns it.
   int counted(int rc, std::size_t bytes, std::size_t messages);
 
