@@ -45,6 +45,7 @@ constexpr CounterField kCounterFields[] = {
     {"bytes_striped_out", &engine::Counters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
     {"bytes_striped_in", &engine::Counters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
     {"spin_reads", &engine::Counters::spin_reads, &CounterSnapshot::spin_reads},
+    {"word_publishes", &engine::Counters::word_publishes, &CounterSnapshot::word_publishes},
 };
 
 Json counters_json(const CounterSnapshot& c) {

@@ -28,6 +28,7 @@ struct CounterSnapshot {
   std::uint64_t bytes_striped_out = 0;
   std::uint64_t bytes_striped_in = 0;
   std::uint64_t spin_reads = 0;
+  std::uint64_t word_publishes = 0;
 
   static CounterSnapshot of(const engine::Counters& c);
   CounterSnapshot operator-(const CounterSnapshot& earlier) const;

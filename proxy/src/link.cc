@@ -87,6 +87,11 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options)
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
   reader_->set_spin_us(options.poll_us);
+  // No done report waits behind a read: the run the reader has decoded is published first.
+  reader_->set_before_read([this] {
+    publish_pending_done();
+    return 0;
+  });
   silence_ms_ = options.silence_ms;
   if (options.keepalive_ms > 0) {
     reader_->set_idle_watch(options.keepalive_ms, [this](std::int64_t silent) { return on_idle(silent); });

@@ -131,7 +131,11 @@ class LinkCore final : public Link {
   /// Fails the job for a send that returned -errno `rc`.
   void fail_send(int rc);
   bool on_bytes(const wire::Bytes& bytes, std::string& why);
+  /// Checks a done report and adds it to the pending run (see pending_done_).
   bool on_done(const wire::Done& done, std::string& why);
+  /// Publishes the pending run of done reports, if any: one raise of its word (a release
+  /// store) and one wake of its waiters; the run is empty after.
+  void publish_pending_done();
   bool on_striped(const wire::Striped& s, std::string& why);
   /// The pending copy into this process's memory that bytes (device, part, value, offset,
   /// length) must continue, or null with `why`.
@@ -172,6 +176,20 @@ class LinkCore final : public Link {
   std::array<std::atomic<ProxySlot*>, wire::kMaxDevices> slots_{};
   std::mutex registry_mu_;
   std::vector<std::unique_ptr<ProxySlot>> all_slots_;  ///< every slot ever made, until ~LinkCore
+
+  /// Receiver-owned: the run of done reports of one device that came one right after another,
+  /// not yet published (bytes frames of copies into this process may come between them). It is
+  /// published (publish_pending_done) when a frame of another kind (an answer, a ping, striped
+  /// bytes) or a report of another device comes, before the reader reads the socket again, and
+  /// when the receiving thread ends: so a word is raised once per run, not once per report, no
+  /// report waits behind a read, an answer that came after a report finds the word raised, and
+  /// reports of different devices keep their order (a value that waited on another device's
+  /// value never becomes visible before it).
+  struct PendingDone {
+    ProxySlot* slot = nullptr;  ///< null: no run
+    std::uint64_t value = 0;    ///< the highest value of the run
+  };
+  PendingDone pending_done_;
 
   /// Receiver-owned scratch for scatter receives of strided rows.
   std::vector<iovec> row_iov_;

@@ -1,6 +1,7 @@
 // The link's receiving thread: the only reader of the link's connection.
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -40,6 +41,12 @@ void LinkCore::receive_loop() {
       break;
     }
     const auto type = static_cast<wire::MsgType>(h.type);
+    // A frame that may change what another thread sees, or that is received outside this
+    // reader (striped bytes), ends the run of done reports first, so the stream's order holds.
+    // A kBytes frame does not: its bytes land in memory that no report of the run covers, and
+    // a payload the buffer does not hold yet is read only after the run is published (the
+    // reader's before_read hook).
+    if (type != wire::MsgType::kDone && type != wire::MsgType::kBytes) publish_pending_done();
     if (type == wire::MsgType::kBytes) {
       std::span<const std::byte> fixed;
       rc = reader_->body(sizeof(wire::Bytes), fixed);
@@ -103,6 +110,7 @@ void LinkCore::receive_loop() {
       break;
     }
   }
+  publish_pending_done();  // the reports that came before the end were checked: they stand
   job_.fail("link to agent " + endpoint_ + ": " + why);  // no-op once the close has begun
   end_receiver();
 }
@@ -254,24 +262,35 @@ bool LinkCore::on_done(const wire::Done& d, std::string& why) {
           " has " + std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes";
     return false;
   }
+  if (pending_done_.slot != s) publish_pending_done();
+  pending_done_.slot = s;
+  pending_done_.value = std::max(pending_done_.value, d.value);
+  return true;
+}
+
+void LinkCore::publish_pending_done() {
+  ProxySlot* const s = pending_done_.slot;
+  if (s == nullptr) return;
+  const std::uint64_t value = pending_done_.value;
+  pending_done_ = {};
   // The word of a stopped proxy whose final value is written belongs to the runtime again:
-  // drop the report without touching it (the word holds the last value, >= d.value).
+  // drop the report without touching it (the word holds the last value, >= value).
   s->receiver_busy.store(1, std::memory_order_seq_cst);
   // seq_cst: the Dekker pair of Proxy::stop's store of stopped and its load of receiver_busy.
   const bool stopped = s->stopped.load(std::memory_order_seq_cst);
   if (stopped && s->final_claimed.load(std::memory_order_seq_cst)) {
     s->receiver_busy.store(0, std::memory_order_release);
-    return true;
+    return;
   }
-  if (d.value <= s->word_ref().load(std::memory_order_relaxed)) {  // passed: dropped
+  if (value <= s->word_ref().load(std::memory_order_relaxed)) {  // passed: dropped
     s->receiver_busy.store(0, std::memory_order_release);
-    return true;
+    return;
   }
   if (!stopped) {  // a stopped proxy's values ring is freed (stop), and room runs no more
     std::size_t n = 0;
     std::uint64_t cost_end = 0;
-    // The values this report completes; the tail is reloaded only when the known ones run out.
-    while (s->values.has_items(n + 1) && s->values.at(n).value <= d.value) {
+    // The values the run completes; the tail is reloaded only when the known ones run out.
+    while (s->values.has_items(n + 1) && s->values.at(n).value <= value) {
       cost_end = s->values.at(n++).cost_end;
     }
     if (n > 0) {
@@ -281,11 +300,11 @@ bool LinkCore::on_done(const wire::Done& d, std::string& why) {
     }
   }
   test_hook::at(test_hook::Point::kReceiverPublishing, s->device);
-  s->publish(d.value);
+  s->publish(value);
   // release: pairs with stop's seq_cst load: the publish is done.
   s->receiver_busy.store(0, std::memory_order_release);
-  s->events.notify();  // only this proxy's waiters
-  return true;
+  s->events.notify();  // only this proxy's waiters, once for the whole run
+  engine::bump(counters_.word_publishes, 1);
 }
 
 }  // namespace rig::remote

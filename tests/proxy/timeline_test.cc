@@ -1,13 +1,18 @@
 // The page's Timeline section: signaled, sleep, and the word's invariants (1: it never
 // decreases, and holds v only after every byte of values <= v has landed).
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <future>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "link_core.h"
 #include "fixture.h"
 #include "raw_peer.h"
+#include "rig/remote/test_hook.h"
 
 namespace rig::test {
 namespace {
@@ -102,6 +107,8 @@ TEST(TimelineFake, ADoneBelowTheWordIsDroppedAndTheWordNeverDecreases) {
     answer_next_request(fd);
     const std::uint64_t v1 = read_handover(fd), v2 = read_handover(fd);
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v2});
+    // A frame of another kind ends the run of reports, so the next one is published alone.
+    send_msg(fd, wire::MsgType::kPing, wire::Ping{7});
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v1});  // below the word
     answer_next_request(fd);
     drain(fd);
@@ -117,6 +124,130 @@ TEST(TimelineFake, ADoneBelowTheWordIsDroppedAndTheWordNeverDecreases) {
   const std::uint64_t v2 = dev.run(w);
   ASSERT_TRUE(dev->alloc(edge::Memory::kDevice, 64));  // answered after both reports
   EXPECT_EQ(dev->signaled(), v2);
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
+// Frames written in one go, so that the receiving thread finds them all in one read.
+class Together {
+ public:
+  template <class M>
+  Together& add(wire::MsgType type, const M& msg, std::span<const std::byte> tail = {}) {
+    const auto f = wire::frame(type, msg, tail.size());
+    const auto* p = reinterpret_cast<const std::byte*>(&f);
+    out_.insert(out_.end(), p, p + sizeof f);
+    out_.insert(out_.end(), tail.begin(), tail.end());
+    return *this;
+  }
+  Together& done(std::uint32_t device, std::uint64_t value) {
+    return add(wire::MsgType::kDone, wire::Done{device, 0, value});
+  }
+  void write(int fd) const { write_all(fd, out_.data(), out_.size()); }
+
+ private:
+  std::vector<std::byte> out_;
+};
+
+std::uint64_t word_publishes(remote::Link& link) {
+  return link.counters().word_publishes.load(std::memory_order_relaxed);
+}
+
+TEST(TimelineFake, DoneReportsOfOneWordThatComeTogetherRaiseItOnceToTheHighest) {
+  // Each value copies 8 bytes into this process: its bytes, then its report, as the agent
+  // sends them; eight values' frames in one write.
+  constexpr int kValues = 8;
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    std::vector<std::uint64_t> values;
+    for (int i = 0; i < kValues; ++i) values.push_back(read_handover(fd));
+    Together t;
+    for (int i = 0; i < kValues; ++i) {
+      std::array<std::byte, 8> payload;
+      payload.fill(std::byte(i + 1));
+      t.add(wire::MsgType::kBytes, wire::Bytes{1, 0, values[i], 0, 8, 0}, payload).done(1, values[i]);
+    }
+    t.write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  std::array<std::byte, 8 * kValues> here{};
+  std::uint64_t last = 0;
+  for (int i = 0; i < kValues; ++i) {
+    Work w;
+    w.to_host(*r, 0, here.data() + 8 * i, 8);
+    last = dev.run(w);
+  }
+  // No report waits behind the receiving thread's next read: the word moves with nothing after.
+  dev.wait(last, 10000);
+  EXPECT_EQ(dev->signaled(), last);
+  for (int i = 0; i < kValues * 8; ++i) ASSERT_EQ(here[i], std::byte(i / 8 + 1)) << "byte " << i;
+  EXPECT_EQ(word_publishes(link), 1u) << "one raise of the word (one release store, one wake) per run of reports";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
+TEST(TimelineFake, AnAnswerThatCameAfterADoneReportFindsTheWordRaised) {
+  // The report and the answer arrive in one read. The receiving thread dawdles before each
+  // raise of the word, so an answer handed over before the raise would be seen first.
+  struct Dawdle {
+    Dawdle() {
+      remote::test_hook::set([](remote::test_hook::Point p, std::uint32_t) {
+        if (p == remote::test_hook::Point::kReceiverPublishing) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      });
+    }
+    ~Dawdle() { remote::test_hook::set(nullptr); }
+  } dawdle;
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    const std::uint64_t id = read_request(fd);
+    Together().done(1, v).add(wire::MsgType::kAnswer, wire::Answer{id, 0, 0, 0, 0}).write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  const std::uint64_t v = dev.run(w);
+  ASSERT_TRUE(dev->alloc(edge::Memory::kDevice, 64));
+  EXPECT_EQ(dev->signaled(), v) << "the answer was handed over before the report ahead of it was published";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
+TEST(TimelineFake, DoneReportsOfTwoWordsInterleavedAreEachPublishedInTheirTurn) {
+  FakeAgent agent(2, [](int fd) {
+    answer_next_request(fd);
+    answer_next_request(fd);
+    const std::uint64_t a1 = read_handover(fd), b1 = read_handover(fd), a2 = read_handover(fd);
+    Together().done(1, a1).done(2, b1).done(1, a2).write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven a(link, 1), b(link, 2);
+  auto ra = a->alloc(edge::Memory::kDevice, 64);
+  auto rb = b->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(ra && rb);
+  Work wa, wb;
+  wa.between(*ra, 0, *ra, 0, 64);
+  wb.between(*rb, 0, *rb, 0, 64);
+  a.run(wa);
+  const std::uint64_t b1 = b.run(wb), a2 = a.run(wa);
+  a.wait(a2, 10000);
+  b.wait(b1, 10000);
+  EXPECT_EQ(a->signaled(), a2);
+  EXPECT_EQ(b->signaled(), b1);
+  // A report of another word between two of one word ends the run: merging across it would
+  // make a value visible before a value of the other word reported ahead of it.
+  EXPECT_EQ(word_publishes(link), 3u);
   EXPECT_FALSE(job->failed()) << job->fault_text();
   job->close();
 }

@@ -62,17 +62,21 @@ std::uint64_t read_handover(int fd) {
   return 0;
 }
 
-bool answer_next_request(int fd) {
+std::uint64_t read_request(int fd) {
   RawFrame f;
   while (read_frame(fd, f)) {
     if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
       wire::RequestView r;
       std::string why;
-      if (!wire::decode(f.bytes(), r, why)) return false;
-      return send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});
+      return wire::decode(f.bytes(), r, why) ? r.fixed.id : 0;
     }
   }
-  return false;
+  return 0;
+}
+
+bool answer_next_request(int fd) {
+  const std::uint64_t id = read_request(fd);
+  return id != 0 && send_msg(fd, wire::MsgType::kAnswer, wire::Answer{id, 0, 0, 0, 0});
 }
 
 void drain(int fd) {

@@ -39,6 +39,8 @@ bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byt
 std::uint64_t read_handover(int fd);
 // Reads frames until a request and answers it kOk; false if none came or it was malformed.
 bool answer_next_request(int fd);
+// Reads frames until a request and returns its id, unanswered (0 if none came or it was malformed).
+std::uint64_t read_request(int fd);
 // Reads and drops frames until the client goes.
 void drain(int fd);
 

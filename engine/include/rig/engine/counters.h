@@ -34,6 +34,10 @@ struct Counters {
   std::atomic<std::uint64_t> payload_bytes_direct{0};  ///< payload bytes received straight into place
   std::atomic<std::uint64_t> bytes_striped_in{0};      ///< payload bytes received on the stripes
   std::atomic<std::uint64_t> spin_reads{0};  ///< polling mode: tries that found no byte (each a syscall)
+  /// Raises of a timeline word by the link's receiving thread: one per run of done reports of
+  /// one device that came one right after another (a release store and one wake of the word's
+  /// waiters each), so done reports / word_publishes is the reports' batch size.
+  std::atomic<std::uint64_t> word_publishes{0};
 };
 
 /// Adds n to the counter c, with a relaxed increment.
