@@ -19,7 +19,9 @@ bool Outbox::send_frame(std::span<const iovec> iov) {
   return flush() && connection_.send(iov) == 0;
 }
 
-bool Outbox::queue_frame(std::span<const iovec> iov) {
+bool Outbox::queue_frame(std::span<const iovec> iov) { return queue_pending_done() && append(iov); }
+
+bool Outbox::append(std::span<const iovec> iov) {
   for (const iovec& v : iov) {
     const auto* p = static_cast<const std::byte*>(v.iov_base);
     out_.insert(out_.end(), p, p + v.iov_len);
@@ -27,9 +29,18 @@ bool Outbox::queue_frame(std::span<const iovec> iov) {
   return out_.size() < kBatchBytes || flush();
 }
 
+bool Outbox::queue_pending_done() {
+  if (!pending_done_.set) return true;
+  pending_done_.set = false;  // before append, whose flush comes back here
+  const auto f = wire::encode(wire::Done{pending_done_.device, 0, pending_done_.value});
+  const iovec iov = engine::to_iov(&f, sizeof f);
+  return append({&iov, 1});
+}
+
 bool Outbox::flush() { return post() && finish(); }
 
 bool Outbox::post() {
+  if (!queue_pending_done()) return false;
   if (!finish()) return false;
   if (out_.empty()) return true;
   posted_.swap(out_);  // out_ keeps the older buffer's capacity: no allocation per batch
@@ -67,11 +78,13 @@ void Outbox::failure(const std::string& why) {
 }
 
 bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
-  const auto f = wire::encode(wire::Done{device, 0, value});
-  const iovec iov = engine::to_iov(&f, sizeof f);
-  if (queue_frame({&iov, 1})) return true;
-  why = "connection lost sending a done report";
-  return false;
+  if (pending_done_.set && pending_done_.device != device && !queue_pending_done()) {
+    why = "connection lost sending a done report";
+    return false;
+  }
+  if (!pending_done_.set) pending_done_ = {device, value, true};
+  pending_done_.value = std::max(pending_done_.value, value);
+  return true;
 }
 
 bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
@@ -95,7 +108,9 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     iov_.clear();
     iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
     engine::append_rows(iov_, base, shape.row_bytes, pitch, at, n);
-    if (!(n <= kInlineBytes ? queue_frame(iov_) : send_frame(iov_))) {
+    // A small payload joins the batch without ending the run of done reports (see
+    // pending_done_): the report that follows it is of an earlier value, or of this one.
+    if (!(n <= kInlineBytes ? append(iov_) : send_frame(iov_))) {
       why = "connection lost sending bytes";
       return false;
     }

@@ -35,7 +35,7 @@ class Outbox final : public Reports {
 
   // Sends a frame now, after whatever is batched.
   bool send_frame(std::span<const iovec> iov);
-  // Batches a small frame.
+  // Batches a small frame (after the pending done report, if any).
   bool queue_frame(std::span<const iovec> iov);
   // Sends what is batched, and waits until the kernel took it.
   bool flush();
@@ -50,6 +50,11 @@ class Outbox final : public Reports {
   // The job's failure, its reason cut to wire::kMaxText (after what is batched; best effort).
   void failure(const std::string& why);
 
+  // Done reports of one device with nothing between them but small bytes frames go out as
+  // one, of the highest value (kDone means "every value up to this one is done": PROTOCOL.md
+  // 5.8): the report waits in pending_done_ until a frame of another kind or a report of
+  // another device is batched, or the batch is posted or sent; so a value's bytes still go out
+  // before its report, and reports of different devices and answers keep their order.
   bool done(std::uint32_t device, std::uint64_t value, std::string& why) override;
   bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
              Shape shape, std::uint64_t pitch, std::string& why) override;
@@ -59,6 +64,17 @@ class Outbox final : public Reports {
   JobStripes& stripes_;
   // Ends the posted send, if any: false when it failed.
   bool finish();
+  // Batches a frame as it is (queue_frame without the pending done report first).
+  bool append(std::span<const iovec> iov);
+  // Batches the pending done report, if any.
+  bool queue_pending_done();
+
+  struct PendingDone {
+    std::uint32_t device = 0;
+    std::uint64_t value = 0;
+    bool set = false;
+  };
+  PendingDone pending_done_;
 
   std::vector<std::byte> out_;     // batched small frames
   std::vector<std::byte> posted_;  // frames posted to leave with the next read, until finish()

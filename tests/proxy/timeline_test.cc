@@ -133,10 +133,7 @@ class Together {
  public:
   template <class M>
   Together& add(wire::MsgType type, const M& msg, std::span<const std::byte> tail = {}) {
-    const auto f = wire::frame(type, msg, tail.size());
-    const auto* p = reinterpret_cast<const std::byte*>(&f);
-    out_.insert(out_.end(), p, p + sizeof f);
-    out_.insert(out_.end(), tail.begin(), tail.end());
+    append_msg(out_, type, msg, tail);
     return *this;
   }
   Together& done(std::uint32_t device, std::uint64_t value) {

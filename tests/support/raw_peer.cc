@@ -213,8 +213,8 @@ wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, st
   return static_cast<wire::AnswerStatus>(a.fixed.status);
 }
 
-void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
-                   const std::vector<wire::Wait>& waits) {
+void append_handover(std::vector<std::byte>& out, std::uint32_t device, std::uint64_t value,
+                     const std::vector<wire::Part>& parts, const std::vector<wire::Wait>& waits) {
   const wire::Handover h{device, static_cast<std::uint32_t>(waits.size()), value,
                          static_cast<std::uint32_t>(parts.size()), 0};
   std::vector<std::byte> tail(waits.size() * sizeof(wire::Wait) + parts.size() * sizeof(wire::Part));
@@ -222,7 +222,14 @@ void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, cons
   if (!parts.empty()) {
     std::memcpy(tail.data() + waits.size() * sizeof(wire::Wait), parts.data(), parts.size() * sizeof(wire::Part));
   }
-  EXPECT_TRUE(send_msg(c.fd(), wire::MsgType::kHandover, h, tail));
+  append_msg(out, wire::MsgType::kHandover, h, tail);
+}
+
+void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
+                   const std::vector<wire::Wait>& waits) {
+  std::vector<std::byte> out;
+  append_handover(out, device, value, parts, waits);
+  EXPECT_TRUE(write_all(c.fd(), out.data(), out.size()));
 }
 
 std::string RawClient::failure_text() {

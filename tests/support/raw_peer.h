@@ -34,6 +34,16 @@ bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byt
   return write_all(fd, &f, sizeof f) && (tail.empty() || write_all(fd, tail.data(), tail.size()));
 }
 
+// Appends a frame (header, message, tail) to `out`: for tests that write several frames in one
+// write, so that the peer finds them all in one read.
+template <class M>
+void append_msg(std::vector<std::byte>& out, wire::MsgType type, const M& msg, std::span<const std::byte> tail = {}) {
+  const auto f = wire::frame(type, msg, tail.size());
+  const auto* p = reinterpret_cast<const std::byte*>(&f);
+  out.insert(out.end(), p, p + sizeof f);
+  out.insert(out.end(), tail.begin(), tail.end());
+}
+
 
 // Scripts of a fake agent. Reads frames until a handover and returns its value (0 if none).
 std::uint64_t read_handover(int fd);
@@ -75,6 +85,9 @@ class RawClient;
 wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device = 1);
 void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
                    const std::vector<wire::Wait>& waits = {});
+// The same handover's frame appended to `out` (see append_msg).
+void append_handover(std::vector<std::byte>& out, std::uint32_t device, std::uint64_t value,
+                     const std::vector<wire::Part>& parts, const std::vector<wire::Wait>& waits = {});
 
 // A raw client of a real rig-agent: connects; hello() does the handshake.
 class RawClient {
