@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <string_view>
 #include <thread>
 
@@ -141,10 +142,45 @@ int Ring::finish_posted() {
   while (posted_ == Posted::kInFlight) {
     io_uring_cqe seen{};
     if (const int w = next(seen); w < 0) return w;
-    keep_posted(seen);
+    absorb(seen);
   }
   posted_ = Posted::kNone;
   return posted_result_;
+}
+
+std::int64_t Ring::monotonic_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+bool Ring::arm_watchdog(std::int64_t deadline) {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return false;
+  watchdog_ts_ = {deadline / 1'000'000'000, deadline % 1'000'000'000};
+  // IORING_TIMEOUT_ABS: against CLOCK_MONOTONIC, io_uring's default clock.
+  io_uring_prep_timeout(sqe, &watchdog_ts_, 0, IORING_TIMEOUT_ABS);
+  io_uring_sqe_set_data64(sqe, kWatchdog);
+  watchdog_armed_ = true;
+  watchdog_deadline_ns_ = deadline;
+  return true;
+}
+
+int Ring::rearm_watchdog(std::int64_t deadline) {
+  if (!arm_watchdog(deadline)) return -EBUSY;
+  count_ring_enter();
+  const int rc = io_uring_submit(&ring_);
+  return rc < 0 && rc != -EINTR ? rc : 0;
+}
+
+int Ring::cancel_operation() {
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe == nullptr) return -EBUSY;
+  io_uring_prep_cancel64(sqe, kOperation, 0);
+  io_uring_sqe_set_data64(sqe, kCancel);
+  count_ring_enter();
+  const int rc = io_uring_submit(&ring_);
+  return rc < 0 && rc != -EINTR ? rc : 0;
 }
 
 int Ring::wait(io_uring_cqe*& cqe) {

@@ -2,13 +2,16 @@
 // and reaps its own CQEs (for a zero-copy send, both the result and the notification) before it
 // returns, so nothing of it is left in flight for a later, unrelated caller to reap. Besides, one
 // operation may be posted (post()) to go into the kernel with the next one, in the same
-// io_uring_enter: a send of batched reports rides on the read that follows it.
+// io_uring_enter: a send of batched reports rides on the read that follows it; and run_within's
+// watchdog timeout stays in flight between operations. Every reap takes the completions of
+// those two (absorb()) wherever they come.
 // Private to the io_uring backend.
 #pragma once
 
 #include <liburing.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <span>
 
 #include "rig/engine/syscall_count.h"
@@ -64,33 +67,45 @@ class Ring {
     return w < 0 ? w : res;
   }
 
-  // Runs one prepared operation as run() does, cancelled once timeout_ms pass (a linked
-  // timeout): then -ETIMEDOUT, unless the operation reports what it did by then. timeout_ms
-  // <= 0: no bound. Reaps both completions before it returns.
+  // Runs one prepared operation as run() does, cancelled once timeout_ms pass: then
+  // -ETIMEDOUT, unless the operation reports what it did by then. timeout_ms <= 0: no bound.
+  // No timer per operation: the ring keeps one watchdog timeout in flight (armed with the first
+  // bounded operation, left armed when the operation completes, re-armed when it fires before
+  // the operation's deadline), so a receive that completes costs no timer set-up and no second
+  // completion to reap (a linked timeout costs both, on every read that waits).
   template <class Prep>
   int run_within(Prep prep, int timeout_ms) {
     if (timeout_ms <= 0) return run(prep);
     if (error_ != 0) return error_;
+    const std::int64_t deadline = monotonic_ns() + std::int64_t{timeout_ms} * 1'000'000;
+    // A watchdog armed for later than this deadline (a longer bound before) would fire late.
+    if (watchdog_armed_ && watchdog_deadline_ns_ > deadline) return run_linked(prep, timeout_ms);
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    io_uring_sqe* timer = sqe != nullptr ? io_uring_get_sqe(&ring_) : nullptr;
-    if (timer == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
+    if (sqe == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
     prep(sqe);
-    sqe->flags |= IOSQE_IO_LINK;
     io_uring_sqe_set_data64(sqe, kOperation);
-    __kernel_timespec ts{timeout_ms / 1000, static_cast<long long>(timeout_ms % 1000) * 1000000};
-    io_uring_prep_link_timeout(timer, &ts, 0);
-    io_uring_sqe_set_data64(timer, kTimer);
+    if (!watchdog_armed_ && !arm_watchdog(deadline)) return -EBUSY;  // goes in with the operation
     if (const int rc = submit(); rc < 0) return rc;
-    int res = 0;
-    bool fired = false;
-    int reaped = 0;
-    const int w = reap([&](const io_uring_cqe& cqe) {
-      if (io_uring_cqe_get_data64(&cqe) == kOperation) res = cqe.res;
-      else fired = cqe.res == -ETIME;
-      return ++reaped == 2;
-    });
-    if (w < 0) return w;
-    return fired && res == -ECANCELED ? -ETIMEDOUT : res;
+    bool cancelled = false;
+    for (;;) {
+      io_uring_cqe seen{};
+      if (const int w = next(seen); w < 0) return w;
+      if (io_uring_cqe_get_data64(&seen) == kOperation) {
+        return cancelled && seen.res == -ECANCELED ? -ETIMEDOUT : seen.res;
+      }
+      absorb(seen);
+      if (watchdog_armed_ || cancelled) continue;
+      // The watchdog fired: at the deadline the operation is cancelled, before it the watchdog
+      // is armed again (each a call into the kernel, once per bound at most).
+      int rc = 0;
+      if (monotonic_ns() >= deadline) {
+        rc = cancel_operation();
+        cancelled = true;
+      } else {
+        rc = rearm_watchdog(deadline);
+      }
+      if (rc < 0) return rc;
+    }
   }
 
   // Runs one zero-copy send to completion: its result CQE and, when that carries
@@ -164,7 +179,7 @@ class Ring {
     for (;;) {
       io_uring_cqe seen{};
       if (const int w = next(seen); w < 0) return w;
-      if (keep_posted(seen)) continue;
+      if (absorb(seen)) continue;
       if (mine(seen)) return 0;
     }
   }
@@ -177,21 +192,66 @@ class Ring {
     count_completions();
     return 0;
   }
-  // Keeps the posted operation's completion for finish_posted() (true), or leaves `seen` to
-  // the caller (false).
-  bool keep_posted(const io_uring_cqe& seen) {
-    if (io_uring_cqe_get_data64(&seen) != kPosted) return false;
-    posted_result_ = seen.res;
-    posted_ = Posted::kDone;
-    return true;
+  // Takes a completion that is not a caller's own (true): the posted operation's (kept for
+  // finish_posted()), the watchdog's (it is no longer armed) or a cancel request's. False:
+  // `seen` is the caller's.
+  bool absorb(const io_uring_cqe& seen) {
+    switch (io_uring_cqe_get_data64(&seen)) {
+      case kPosted:
+        posted_result_ = seen.res;
+        posted_ = Posted::kDone;
+        return true;
+      case kWatchdog:
+        watchdog_armed_ = false;
+        return true;
+      case kCancel:
+        return true;
+      default:
+        return false;
+    }
+  }
+  // run_within's watchdog: prepares a timeout at `deadline` (CLOCK_MONOTONIC, ns) that the next
+  // submission carries; false when the submission queue is full.
+  bool arm_watchdog(std::int64_t deadline);
+  // Arms it again and submits it: 0 or -errno.
+  int rearm_watchdog(std::int64_t deadline);
+  // Asks the kernel to cancel the operation in flight: 0 or -errno.
+  int cancel_operation();
+  static std::int64_t monotonic_ns();
+  // run_within with a linked timeout: for a bound shorter than the armed watchdog's.
+  template <class Prep>
+  int run_linked(Prep prep, int timeout_ms) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_sqe* timer = sqe != nullptr ? io_uring_get_sqe(&ring_) : nullptr;
+    if (timer == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
+    prep(sqe);
+    sqe->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(sqe, kOperation);
+    __kernel_timespec ts{timeout_ms / 1000, static_cast<long long>(timeout_ms % 1000) * 1000000};
+    io_uring_prep_link_timeout(timer, &ts, 0);
+    io_uring_sqe_set_data64(timer, kTimer);
+    if (const int rc = submit(); rc < 0) return rc;
+    int res = 0;
+    bool fired = false;
+    int reaped = 0;
+    const int w = reap([&](const io_uring_cqe& cqe) {
+      if (io_uring_cqe_get_data64(&cqe) == kOperation) res = cqe.res;
+      else fired = cqe.res == -ETIME;
+      return ++reaped == 2;
+    });
+    if (w < 0) return w;
+    return fired && res == -ECANCELED ? -ETIMEDOUT : res;
   }
 
-  static constexpr __u64 kOperation = 1, kTimer = 2, kPosted = 3;
+  static constexpr __u64 kOperation = 1, kTimer = 2, kPosted = 3, kWatchdog = 4, kCancel = 5;
   io_uring ring_{};
   int error_ = 0;
   Posted posted_ = Posted::kNone;
   bool sq_polled_ = false;  // the process's SQ thread polls this ring's submission queue
   int posted_result_ = 0;
+  bool watchdog_armed_ = false;           // a watchdog timeout is in flight
+  std::int64_t watchdog_deadline_ns_ = 0;  // when it fires (CLOCK_MONOTONIC)
+  __kernel_timespec watchdog_ts_{};        // its deadline, read by the kernel at submission
 };
 
 }  // namespace rig::engine

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -66,6 +67,32 @@ TEST_P(SocketTest, AReceiveThatSeesNoByteForTheSilenceBoundReturnsTimedOut) {
   EXPECT_EQ(p.b->recv_some(&c, 1), -ETIMEDOUT);
   // Bounded: far below the 10 s a hung receive would be cut at by this test's own limit.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_P(SocketTest, EachReceiveHasTheWholeSilenceBoundFromItsOwnStart) {
+  // On io_uring one watchdog timeout per ring bounds the receives: armed by the first, it fires
+  // 300 ms after it, while the second has waited only about 100 ms.
+  Pair p = connected(GetParam());
+  p.b->set_recv_silence_ms(300);
+  char c = 'x';
+  const iovec one{&c, 1};
+  ASSERT_EQ(p.a->send_all({&one, 1}), 0);
+  char got = 0;
+  ASSERT_EQ(p.b->recv_some(&got, 1), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // A receive that is never cut gets this byte (after 3 s) instead of -ETIMEDOUT.
+  std::promise<void> returned;
+  std::thread late([&, f = returned.get_future()] {
+    f.wait_for(std::chrono::seconds(3));
+    p.a->send_all({&one, 1});
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(p.b->recv_some(&got, 1), -ETIMEDOUT);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  returned.set_value();
+  EXPECT_GE(waited, std::chrono::milliseconds(290)) << "cut before its own bound";
+  EXPECT_LT(waited, std::chrono::milliseconds(2900));
+  late.join();
 }
 
 TEST_P(SocketTest, ASlowPeerThatKeepsSendingIsNotSilent) {
