@@ -102,6 +102,12 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     if (rc != 0) why = "connection lost sending striped bytes";
     return rc == 0;
   }
+  // Bytes of another device end the run of reports: what they complete (a stopped proxy's last
+  // copy, on the client) must not come before those reports.
+  if (pending_done_.set && pending_done_.device != device && !queue_pending_done()) {
+    why = "connection lost sending bytes";
+    return false;
+  }
   for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
     const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
     const auto hdr = wire::encode(wire::Bytes{device, part, value, at, n, 0});

@@ -50,8 +50,8 @@ class Outbox final : public Reports {
   // The job's failure, its reason cut to wire::kMaxText (after what is batched; best effort).
   void failure(const std::string& why);
 
-  // Done reports of one device with nothing between them but small bytes frames go out as
-  // one, of the highest value (kDone means "every value up to this one is done": PROTOCOL.md
+  // Done reports of one device with nothing between them but small bytes frames of that
+  // device go out as one, of the highest value (kDone means "every value up to this one is done": PROTOCOL.md
   // 5.8): the report waits in pending_done_ until a frame of another kind or a report of
   // another device is batched, or the batch is posted or sent; so a value's bytes still go out
   // before its report, and reports of different devices and answers keep their order.

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <string_view>
@@ -157,9 +158,9 @@ std::int64_t Ring::monotonic_ns() {
 bool Ring::arm_watchdog(std::int64_t deadline) {
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) return false;
-  watchdog_ts_ = {deadline / 1'000'000'000, deadline % 1'000'000'000};
-  // IORING_TIMEOUT_ABS: against CLOCK_MONOTONIC, io_uring's default clock.
-  io_uring_prep_timeout(sqe, &watchdog_ts_, 0, IORING_TIMEOUT_ABS);
+  const std::int64_t left = std::max<std::int64_t>(deadline - monotonic_ns(), 0);
+  watchdog_ts_ = {left / 1'000'000'000, left % 1'000'000'000};
+  io_uring_prep_timeout(sqe, &watchdog_ts_, 0, 0);
   io_uring_sqe_set_data64(sqe, kWatchdog);
   watchdog_armed_ = true;
   watchdog_deadline_ns_ = deadline;
@@ -168,9 +169,7 @@ bool Ring::arm_watchdog(std::int64_t deadline) {
 
 int Ring::rearm_watchdog(std::int64_t deadline) {
   if (!arm_watchdog(deadline)) return -EBUSY;
-  count_ring_enter();
-  const int rc = io_uring_submit(&ring_);
-  return rc < 0 && rc != -EINTR ? rc : 0;
+  return submit_now();
 }
 
 int Ring::cancel_operation() {
@@ -178,7 +177,16 @@ int Ring::cancel_operation() {
   if (sqe == nullptr) return -EBUSY;
   io_uring_prep_cancel64(sqe, kOperation, 0);
   io_uring_sqe_set_data64(sqe, kCancel);
-  count_ring_enter();
+  return submit_now();
+}
+
+int Ring::submit_now() {
+  // On an SQ-polled ring only a wake of the sleeping SQ thread enters the kernel (as submit()).
+  if (!sq_polled_) {
+    count_ring_enter();
+  } else if ((IO_URING_READ_ONCE(*ring_.sq.kflags) & IORING_SQ_NEED_WAKEUP) != 0) {
+    count_syscall();
+  }
   const int rc = io_uring_submit(&ring_);
   return rc < 0 && rc != -EINTR ? rc : 0;
 }

@@ -80,11 +80,13 @@ class Ring {
     const std::int64_t deadline = monotonic_ns() + std::int64_t{timeout_ms} * 1'000'000;
     // A watchdog armed for later than this deadline (a longer bound before) would fire late.
     if (watchdog_armed_ && watchdog_deadline_ns_ > deadline) return run_linked(prep, timeout_ms);
+    // The watchdog first (it goes in with the operation): a full queue then leaves nothing of
+    // the operation behind. (A watchdog left queued is consistent: armed, absorbed later.)
+    if (!watchdog_armed_ && !arm_watchdog(deadline)) return -EBUSY;
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) return -EBUSY;  // cannot happen: one operation in flight per ring
     prep(sqe);
     io_uring_sqe_set_data64(sqe, kOperation);
-    if (!watchdog_armed_ && !arm_watchdog(deadline)) return -EBUSY;  // goes in with the operation
     if (const int rc = submit(); rc < 0) return rc;
     bool cancelled = false;
     for (;;) {
@@ -104,7 +106,12 @@ class Ring {
       } else {
         rc = rearm_watchdog(deadline);
       }
-      if (rc < 0) return rc;
+      if (rc < 0) {
+        // The operation is still in flight and its memory may go when this returns: no later
+        // operation may run on this ring, whose next completion could be this one's.
+        error_ = rc;
+        return rc;
+      }
     }
   }
 
@@ -210,13 +217,16 @@ class Ring {
         return false;
     }
   }
-  // run_within's watchdog: prepares a timeout at `deadline` (CLOCK_MONOTONIC, ns) that the next
+  // run_within's watchdog: prepares a timeout at `deadline` (CLOCK_MONOTONIC, ns; armed as
+  // the time left until it, so a time namespace's clock offset cannot move it) that the next
   // submission carries; false when the submission queue is full.
   bool arm_watchdog(std::int64_t deadline);
   // Arms it again and submits it: 0 or -errno.
   int rearm_watchdog(std::int64_t deadline);
   // Asks the kernel to cancel the operation in flight: 0 or -errno.
   int cancel_operation();
+  // Submits what is prepared without waiting (counted as a call where it enters the kernel).
+  int submit_now();
   static std::int64_t monotonic_ns();
   // run_within with a linked timeout: for a bound shorter than the armed watchdog's.
   template <class Prep>

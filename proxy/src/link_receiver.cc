@@ -202,7 +202,10 @@ void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
     }
     s.copies.pop_seq_cst();  // seq_cst: the handshake with stop (its store of stopped)
     test_hook::at(test_hook::Point::kReceiverPoppedCopy, s.device);
-    if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) s.write_final_from_receiver();
+    if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) {
+      publish_pending_done();  // another word's reports that came first are published first
+      s.write_final_from_receiver();
+    }
   }
 }
 

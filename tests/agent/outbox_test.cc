@@ -83,5 +83,19 @@ TEST_F(Outbox, AnAnswerToARequestAfterAHandoverComesAfterItsReport) {
   EXPECT_TRUE(is(got[1], wire::MsgType::kAnswer));
 }
 
+TEST_F(Outbox, BytesOfAnotherDeviceComeAfterTheReportsBatchedBeforeThem) {
+  ASSERT_EQ(alloc(c_, 6, 4096, 2), wire::AnswerStatus::kOk);
+  std::vector<std::byte> out;
+  append_handover(out, 1, 1, {copy_part(object(5), object(5, 64), 64)});
+  append_handover(out, 2, 1, {copy_part(object(6), client_side(), 8)});
+  ASSERT_TRUE(write_all(c_.fd(), out.data(), out.size()));
+  int dones = 0;
+  const auto got = frames_until(c_, [&](const RawFrame& f) { return is(f, wire::MsgType::kDone) && ++dones == 2; });
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(is(got[0], wire::MsgType::kDone)) << "device 1's report, batched first";
+  EXPECT_TRUE(is(got[1], wire::MsgType::kBytes));
+  EXPECT_TRUE(is(got[2], wire::MsgType::kDone));
+}
+
 }  // namespace
 }  // namespace rig::test
