@@ -303,11 +303,12 @@ void LinkCore::publish_pending_done() {
     }
   }
   test_hook::at(test_hook::Point::kReceiverPublishing, s->device);
+  // Counted before the raise: a thread that sees the word (acquire) sees the count too.
+  engine::bump(counters_.word_publishes, 1);
   s->publish(value);
   // release: pairs with stop's seq_cst load: the publish is done.
   s->receiver_busy.store(0, std::memory_order_release);
   s->events.notify();  // only this proxy's waiters, once for the whole run
-  engine::bump(counters_.word_publishes, 1);
 }
 
 }  // namespace rig::remote
