@@ -94,6 +94,7 @@ AgentSample status_sample(const std::string& status) {
     out.send_calls = job.at("send_calls").get<std::uint64_t>();
     out.messages_received = job.at("messages_received").get<std::uint64_t>();
     out.reads = job.at("reads").get<std::uint64_t>();
+    out.gathers = job.value("gathers", std::uint64_t{0});
     if (j.contains("ring_enters") && j.contains("completions")) {
       out.has_ring = true;
       out.ring_enters = j.at("ring_enters").get<std::uint64_t>();
@@ -182,6 +183,7 @@ Costs CostMeter::costs(const std::string& per, double count) const {
     c.agent_send_calls = agent1_.send_calls - agent0_.send_calls;
     c.agent_messages_received = agent1_.messages_received - agent0_.messages_received;
     c.agent_reads = agent1_.reads - agent0_.reads;
+    c.agent_gathers = agent1_.gathers - agent0_.gathers;
   }
   c.ring_enters = ring1_.enters - ring0_.enters;
   c.completions = ring1_.completions - ring0_.completions;

@@ -30,6 +30,7 @@ struct AgentSample {
   std::vector<engine::TaskUsage> threads;
   bool has_job = false;
   std::uint64_t messages_sent = 0, send_calls = 0, messages_received = 0, reads = 0;
+  std::uint64_t gathers = 0;  // 0 from an agent older than gathering
   bool has_ring = false;  // an agent older than these two figures lacks them
   std::uint64_t ring_enters = 0, completions = 0;
 };

@@ -94,6 +94,7 @@ Json costs_json(const Costs& c, const CounterSnapshot& counters) {
   o["frames_per_read"] = number(ratio(counters.messages_received, counters.reads));
   o["agent_messages_per_send"] = c.agent_batches ? number(ratio(c.agent_messages_sent, c.agent_send_calls)) : Json(nullptr);
   o["agent_frames_per_read"] = c.agent_batches ? number(ratio(c.agent_messages_received, c.agent_reads)) : Json(nullptr);
+  o["agent_gathers"] = c.agent_batches ? Json(c.agent_gathers) : Json(nullptr);
   // Completions reaped per io_uring_enter (null where no ring was entered: the plain backend).
   o["completions_per_enter"] = c.ring_enters > 0 ? number(ratio(c.completions, c.ring_enters)) : Json(nullptr);
   o["agent_completions_per_enter"] =

@@ -65,6 +65,7 @@ struct Costs {
   // The agent's side of the job's connection over the figure (from its status query only).
   bool agent_batches = false;
   std::uint64_t agent_messages_sent = 0, agent_send_calls = 0, agent_messages_received = 0, agent_reads = 0;
+  std::uint64_t agent_gathers = 0;  // times the agent's reading started gathering (--gather-us)
   // io_uring's batch size over the figure: calls into the ring on transfer paths and the
   // completions they reaped, in this process and (status query only) in the agent.
   std::uint64_t ring_enters = 0, completions = 0;

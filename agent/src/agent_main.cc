@@ -105,6 +105,13 @@ void define_options(CLI::App& app, Options& o) {
                  "RIG_POLL_US, else 0)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  app.add_option("--gather-us", o.config.gather_us,
+                 "gathering: once a client streams small frames faster than one wake per read keeps up "
+                 "with, a job's reading waits up to this many microseconds for 1 KiB before it reads, "
+                 "so one wake and one batch of reports serve many frames; a wait that runs out ends "
+                 "it (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--silence-ms", o.config.silence_ms,
                  "a client that sends nothing for this long, between messages or inside one, fails "
                  "its job (0: no bound; a live client pings a silent agent every second)")

@@ -38,6 +38,11 @@ struct AgentConfig {
   // Polling mode: a job's reading thread asks for bytes without waiting for up to this many
   // microseconds before it sleeps (engine::FrameReader::set_spin_us). RIG_POLL_US, else 0.
   int poll_us = engine::default_poll_us();
+  // Gathering (engine::FrameReader::set_gather): on a busy stream of small frames a job's
+  // reading waits up to this many microseconds for kGatherBytes (about eight tiny handovers)
+  // before it reads, so one wake serves many frames (0: off). docs/TUNING.md, "Gathering".
+  int gather_us = 50;
+  static constexpr std::size_t kGatherBytes = 1024;
   // What clients may make the agent hold: each limit refuses with a reason, and the agent goes
   // on serving. Connections of any kind (each holds a thread), connections still in their
   // handshake, jobs at once; per job: objects and images, and bytes waiting in staging.

@@ -78,6 +78,7 @@ bool Session::run() {
   // Before every read of the socket: what asynchronous devices completed, then what is batched.
   // What is batched leaves with the read (one call into the kernel for both, on io_uring).
   job_->reader.set_spin_us(config_.poll_us);
+  job_->reader.set_gather(AgentConfig::kGatherBytes, config_.gather_us);
   job_->reader.set_before_read([this] {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
     return job_->outbox.post() ? 0 : -EPIPE;

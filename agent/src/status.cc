@@ -35,7 +35,8 @@ std::string status_text(const Gauges& gauges, const engine::Counters& job, std::
               {"reads", count(job.reads)},
               {"messages_sent", count(job.messages_sent)},
               {"send_calls", count(job.send_calls)},
-              {"spin_reads", count(job.spin_reads)}};
+              {"spin_reads", count(job.spin_reads)},
+              {"gathers", count(job.gathers)}};
   o["syscalls_total"] = engine::syscalls_total();
   const engine::RingCounts ring = engine::ring_counts_total();
   o["ring_enters"] = ring.enters;  // io_uring_enter calls on transfer paths, and the completions

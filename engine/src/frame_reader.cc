@@ -1,5 +1,6 @@
 #include "rig/engine/frame_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <new>
 
 #include "rig/engine/iov_cursor.h"
+#include "rig/engine/plain_socket.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
 
@@ -20,7 +22,7 @@ FrameReader::FrameReader(Socket& socket, Counters& counters)
 
 FrameReader::~FrameReader() = default;
 
-int FrameReader::fill(std::size_t at_least) {
+int FrameReader::fill(std::size_t at_least, bool frame_start) {
   if (end_ - begin_ >= at_least) return 0;
   if (before_read_) {
     if (const int rc = before_read_(); rc != 0) return rc;
@@ -59,9 +61,11 @@ int FrameReader::fill(std::size_t at_least) {
         }
       }
     }
+    if (got == -EAGAIN && gathering_) got = gather(room, frame_start);
     if (got == -EAGAIN) got = socket_.recv_some(buffer_.get() + end_, room());
     if (got < 0) return static_cast<int>(got);
     if (got == 0) return end_ == begin_ ? 1 : -ECONNRESET;
+    if (const int rc = note_read(); rc != 0) return rc;
     end_ += static_cast<std::size_t>(got);
     bump(counters_.bytes_received, static_cast<std::uint64_t>(got));
     bump(counters_.reads, 1);
@@ -81,6 +85,52 @@ long FrameReader::spin(Room room) {
   }
 }
 
+template <class Room>
+long FrameReader::gather(Room room, bool frame_start) {
+  // A frame begun: its rest is on its way, and a wait for the mark could hold it back.
+  if (!frame_start || end_ > begin_) {
+    const int rc = stop_gathering();
+    return rc != 0 ? rc : -EAGAIN;
+  }
+  if (const int rc = socket_.push_posted(); rc != 0) return rc;
+  const int w = poll_readable_ns(socket_.fd(), std::int64_t{gather_wait_us_} * 1000);
+  if (w != 0 && w != -ETIME) return w;
+  const long got = socket_.recv_ready(buffer_.get() + end_, room());
+  if (w == 0 && got > 0) {
+    ++marks_reached_;
+    return got;
+  }
+  // The wait ran out (the stream slowed), or nothing came: reads wait for any byte again.
+  if (const int rc = stop_gathering(); rc != 0) return rc;
+  return got;  // -EAGAIN: the caller reads as before
+}
+
+int FrameReader::note_read() {
+  if (gather_bytes_ == 0 || gathering_) return 0;
+  if (window_reads_++ == 0) window_frames_ = frames_;
+  const int window = kGatherWindowReads << backoff_;
+  if (window_reads_ <= window) return 0;
+  // The frames read since the window began came with its first `window` reads.
+  const bool busy = frames_ - window_frames_ > static_cast<std::uint64_t>(window) * kGatherFramesPerRead;
+  window_reads_ = 0;
+  if (!busy || probe_ || on_idle_ || spin_us_ > 0) return 0;
+  if (const int rc = set_recv_low_water(socket_.fd(), static_cast<int>(gather_bytes_)); rc != 0) return rc;
+  gathering_ = true;
+  marks_reached_ = 0;
+  bump(counters_.gathers, 1);
+  return 0;
+}
+
+int FrameReader::stop_gathering() {
+  if (!gathering_) return 0;
+  gathering_ = false;
+  window_reads_ = 0;
+  // A gathering that served little (a peer that waits for each answer, its frames fewer than
+  // the mark) is started again only after a longer busy window: its waits cost that peer.
+  backoff_ = marks_reached_ >= kGatherServed ? 0 : std::min(backoff_ + 1, kGatherMaxBackoff);
+  return set_recv_low_water(socket_.fd(), 1);
+}
+
 int default_poll_us() {
   static const int us = [] {
     const char* env = std::getenv("RIG_POLL_US");
@@ -94,7 +144,7 @@ int default_poll_us() {
 
 int FrameReader::next(wire::FrameHeader& header, std::string& why) {
   if (begin_ == end_) begin_ = end_ = 0;
-  const int rc = fill(sizeof header);
+  const int rc = fill(sizeof header, true);
   if (rc != 0) return rc;
   std::memcpy(&header, buffer_.get() + begin_, sizeof header);
   begin_ += sizeof header;
@@ -104,6 +154,7 @@ int FrameReader::next(wire::FrameHeader& header, std::string& why) {
     return -EPROTO;
   }
   bump(counters_.messages_received, 1);
+  ++frames_;
   return 0;
 }
 
@@ -156,6 +207,7 @@ int FrameReader::payload(std::span<const iovec> iov) {
     cur.advance(moved);
   }
   if (cur.done()) return 0;
+  if (const int rc = stop_gathering(); rc != 0) return rc;
   if (before_read_) {
     if (const int rc = before_read_(); rc != 0) return rc;
   }

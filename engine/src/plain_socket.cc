@@ -84,6 +84,23 @@ int poll_readable(int fd, int timeout_ms) {
   }
 }
 
+int poll_readable_ns(int fd, std::int64_t timeout_ns) {
+  const timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    count_syscall();
+    const int rc = ::ppoll(&pfd, 1, &ts, nullptr);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return -errno;
+    return rc == 0 ? -ETIME : 0;
+  }
+}
+
+int set_recv_low_water(int fd, int bytes) {
+  count_syscall();
+  return ::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0 ? 0 : -errno;
+}
+
 int PlainSocket::wait_readable(int timeout_ms) { return poll_readable(fd_, timeout_ms); }
 
 void PlainSocket::shutdown() { ::shutdown(fd_, SHUT_RDWR); }

@@ -28,6 +28,8 @@ int Socket::post_send(std::span<const iovec> iov) {
   return 0;
 }
 
+int Socket::push_posted() { return 0; }
+
 int Socket::finish_send() {
   const int rc = posted_rc_;
   posted_rc_ = 0;

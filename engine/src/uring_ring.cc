@@ -149,6 +149,12 @@ int Ring::finish_posted() {
   return posted_result_;
 }
 
+int Ring::push_posted() {
+  if (posted_ != Posted::kQueued) return 0;
+  posted_ = Posted::kInFlight;
+  return submit_now();
+}
+
 std::int64_t Ring::monotonic_ns() {
   timespec now{};
   ::clock_gettime(CLOCK_MONOTONIC, &now);

@@ -159,6 +159,9 @@ class Ring {
     posted_ = Posted::kQueued;
     return 0;
   }
+  // Submits the posted operation now if it still waits (one call into the kernel), without
+  // waiting for it: the next reap or finish_posted() takes its completion. 0 or -errno.
+  int push_posted();
   // Whether an operation is posted and not yet finished.
   bool has_posted() const { return posted_ != Posted::kNone; }
   // Submits the posted operation if it still waits, waits for its completion, and returns its

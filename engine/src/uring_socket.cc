@@ -152,6 +152,8 @@ int UringSocket::finish_send() {
   return rest.done() ? 0 : send_all({window, rest.window(window)});
 }
 
+int UringSocket::push_posted() { return posted_ring_ == nullptr ? 0 : posted_ring_->push_posted(); }
+
 int UringSocket::register_send_buffers(std::span<const iovec> bufs) {
   if (registered_) return -EBUSY;
   if (send_ring_->error() != 0) return -EOPNOTSUPP;

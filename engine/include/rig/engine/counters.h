@@ -38,6 +38,9 @@ struct Counters {
   /// one device that came one right after another (a release store and one wake of the word's
   /// waiters each), so done reports / word_publishes is the reports' batch size.
   std::atomic<std::uint64_t> word_publishes{0};
+  /// Gathering reads (FrameReader::set_gather: the agent's reading of a busy stream of small
+  /// frames): how many times the reader started gathering.
+  std::atomic<std::uint64_t> gathers{0};
 };
 
 /// Adds n to the counter c, with a relaxed increment.

@@ -68,12 +68,48 @@ class FrameReader {
     on_idle_ = std::move(on_idle);
   }
 
+  // Gathering, for a peer that streams small frames faster than one wake per read keeps up
+  // with (a client pipelining tiny handovers): once kGatherWindowReads reads in a row brought
+  // more than kGatherFramesPerRead frames each on average, the reader sets the socket's receive
+  // low-water mark to `bytes` (SO_RCVLOWAT), and each later read between frames first waits up
+  // to `wait_us` for that many bytes to be there (a readiness wait, which the mark governs: the
+  // bytes that come meanwhile wake nobody), then takes what is there. So one wake, one read and
+  // one batch of the owner's answers serve many frames. The owner's posted send (before_read)
+  // goes into the kernel before the wait (Socket::push_posted): nothing it owes the peer waits
+  // it out. The gathering ends, and the mark goes back to one byte, as soon as a wait runs out
+  // (the stream brings less than `bytes` per `wait_us`), when a read must complete a frame
+  // begun (its rest is on its way: no wait), and before a payload received into place
+  // (payload()). So a frame waits at most `wait_us` longer, once per gathering; a peer that
+  // waits for each answer before it sends again never reaches the mark, and each gathering that
+  // reached it fewer than kGatherServed times doubles the busy window the next one needs (up to
+  // kGatherMaxBackoff doublings). Never with the exact probe, the idle watch or polling mode.
+  // 0 bytes or 0 us: off (the default).
+  static constexpr int kGatherWindowReads = 16;
+  static constexpr int kGatherFramesPerRead = 2;
+  static constexpr int kGatherServed = 2;
+  static constexpr int kGatherMaxBackoff = 6;
+  void set_gather(std::size_t bytes, int wait_us) {
+    gather_bytes_ = wait_us > 0 ? bytes : 0;
+    gather_wait_us_ = wait_us;
+  }
+  // Whether the reader gathers now (the socket's low-water mark is set).
+  bool gathering() const { return gathering_; }
+
  private:
-  int fill(std::size_t at_least);
+  // Reads until at_least bytes are buffered. frame_start: the bytes are a frame's header, none
+  // of whose bytes were read yet (only such a read gathers).
+  int fill(std::size_t at_least, bool frame_start = false);
   // recv_ready at `at` for `room()` bytes, tried until bytes (or an error, or the end) come or
   // spin_us_ passed: the count, or -EAGAIN.
   template <class Room>
   long spin(Room room);
+  // The gathering read: pushes the posted send, waits up to gather_wait_us_ for the mark, takes
+  // what is there. The count, or -EAGAIN once the gathering ended (the caller reads as before).
+  template <class Room>
+  long gather(Room room, bool frame_start);
+  // Counts a read towards the gathering, and starts it after a busy window of reads.
+  int note_read();
+  int stop_gathering();
 
   // Frees what `new (std::align_val_t{64}) std::byte[n]` made.
   struct AlignedDelete {
@@ -93,6 +129,14 @@ class FrameReader {
   int idle_interval_ms_ = -1;
   int spin_us_ = 0;
   std::function<int(std::int64_t)> on_idle_;
+  std::size_t gather_bytes_ = 0;  // 0: no gathering
+  int gather_wait_us_ = 0;
+  std::uint64_t frames_ = 0;         // frame headers read (next())
+  int window_reads_ = 0;             // reads counted towards the gathering so far
+  std::uint64_t window_frames_ = 0;  // frames_ when the window began
+  int marks_reached_ = 0;            // gathered waits that reached the mark, this gathering
+  int backoff_ = 0;                  // the busy window is kGatherWindowReads << backoff_
+  bool gathering_ = false;    // the socket's low-water mark is gather_bytes_
 };
 
 }  // namespace rig::engine

@@ -55,6 +55,12 @@ class Socket {
   // Waits until the posted send took every byte (sending what a short send left) and returns
   // its result: 0 or -errno. 0 when nothing is posted. Called by the thread that posted.
   virtual int finish_send();
+  // Puts a posted send into the kernel now, without waiting for it (io_uring: submits its SQE),
+  // for a poster that is about to wait by other means than a receive of this socket (a
+  // gathering read's readiness wait, FrameReader::set_gather): the send then goes out while it
+  // waits. finish_send() still ends it. Returns 0 or -errno. The default does nothing: its
+  // post_send sent at once.
+  virtual int push_posted();
 
   // Sends what the kernel takes now of `iov`, without waiting: the count (possibly less than
   // the whole), -EAGAIN when it takes nothing, or -errno. For small control frames (a ping, a

@@ -40,6 +40,7 @@ class UringSocket final : public Socket {
   // submitted with its next receive; else as the default (sent at once).
   int post_send(std::span<const iovec> iov) override;
   int finish_send() override;
+  int push_posted() override;
   long send_ready(std::span<const iovec> iov) override { return send_now(fd_, iov); }
   long recv_some(void* buf, std::size_t n) override;
   long recv_ready(void* buf, std::size_t n) override;

@@ -1,0 +1,87 @@
+// A job's reading gathers on a busy stream (rig-agent --gather-us; engine::FrameReader::set_gather,
+// whose own tests are engine/gathering_test.cc): a raw client of a real rig-agent that writes
+// several handovers at a time makes the job's reader start gathering, counted in the status
+// query's `job.gathers`; with --gather-us 0 it never does. Every value is still reported.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent_process.h"
+#include "raw_peer.h"
+#include "rig/wire/codec.h"
+
+namespace rig::test {
+namespace {
+
+bool is(const RawFrame& f, wire::MsgType t) { return f.header.type == static_cast<std::uint16_t>(t); }
+
+// Reads frames until one `last` accepts: false if the stream ends or stays silent for 10 s.
+template <class Last>
+bool read_until(RawClient& c, Last last) {
+  const timeval limit{10, 0};
+  ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  RawFrame f;
+  while (read_frame(c.fd(), f)) {
+    if (last(f)) return true;
+  }
+  return false;
+}
+
+std::uint64_t done_value(const RawFrame& f) {
+  wire::Done d{};
+  std::string why;
+  return wire::decode(f.bytes(), d, why) ? d.value : 0;
+}
+
+// The agent's status query, parsed (null if it did not come).
+nlohmann::json status(RawClient& c) {
+  if (!send_msg(c.fd(), wire::MsgType::kStatusQuery, wire::StatusQuery{77, 0})) return nullptr;
+  std::string text;
+  const bool got = read_until(c, [&](const RawFrame& f) {
+    if (!is(f, wire::MsgType::kStatus)) return false;
+    const auto b = f.bytes();
+    if (b.size() > sizeof(wire::Status)) text.assign(reinterpret_cast<const char*>(b.data()) + sizeof(wire::Status), b.size() - sizeof(wire::Status));
+    return true;
+  });
+  return got ? nlohmann::json::parse(text, nullptr, false) : nullptr;
+}
+
+// Rounds of three handovers in one write, each a copy inside object 5 of device 1, the client
+// waiting for the last one's report before it writes the next: the job's reads find three
+// frames each. Returns the job's `gathers` after 40 rounds (-1 if a report or the status did not come).
+std::int64_t gathers_after_rounds_of_three(AgentProcess& agent) {
+  RawClient c(agent.endpoint());
+  c.hello(wire::kFeatureStatus);
+  if (alloc(c, 5, 4096) != wire::AnswerStatus::kOk) return -1;
+  std::uint64_t value = 0;
+  for (int round = 0; round < 40; ++round) {
+    std::vector<std::byte> out;
+    for (int i = 0; i < 3; ++i) append_handover(out, 1, ++value, {copy_part(object(5), object(5, 64), 64)});
+    if (!write_all(c.fd(), out.data(), out.size())) return -1;
+    const bool reported = read_until(c, [&](const RawFrame& f) { return is(f, wire::MsgType::kDone) && done_value(f) == value; });
+    if (!reported) return -1;
+  }
+  const nlohmann::json s = status(c);
+  if (!s.is_object()) return -1;
+  return s["job"]["gathers"].get<std::int64_t>();
+}
+
+TEST(AgentGathering, AClientThatWritesSeveralFramesAtATimeMakesItsJobGather) {
+  AgentProcess agent;
+  EXPECT_GE(gathers_after_rounds_of_three(agent), 1);
+}
+
+TEST(AgentGathering, GatherUsZeroTurnsItOff) {
+  AgentProcess agent({"--gather-us", "0"});
+  EXPECT_EQ(gathers_after_rounds_of_three(agent), 0);
+}
+
+}  // namespace
+}  // namespace rig::test
