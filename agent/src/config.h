@@ -41,7 +41,7 @@ struct AgentConfig {
   // Gathering (engine::FrameReader::set_gather): on a busy stream of small frames a job's
   // reading waits up to this many microseconds for kGatherBytes (about eight tiny handovers)
   // before it reads, so one wake serves many frames (0: off). docs/TUNING.md, "Gathering".
-  int gather_us = 50;
+  int gather_us = 100;
   static constexpr std::size_t kGatherBytes = 1024;
   // What clients may make the agent hold: each limit refuses with a reason, and the agent goes
   // on serving. Connections of any kind (each holds a thread), connections still in their

@@ -49,7 +49,7 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
   Expected next{ho.device, ho.value, index, 0, wire::packed_bytes(ho.parts[index].part.copy)};
   while (next.got < next.total) {
     wire::FrameHeader fh{};
-    int rc = reader_.next(fh, why);
+    int rc = reader_.next(fh, why, /*within_message=*/true);
     if (rc != 0) {
       if (rc != -EPROTO) why = lost(rc);
       return false;

@@ -44,6 +44,11 @@ int FrameReader::fill(std::size_t at_least, bool frame_start) {
     return probe_ && probe_() ? std::min(all, std::max(at_least, kExactWindow) - (end_ - begin_)) : all;
   };
   while (end_ - begin_ < at_least) {
+    // A probe, an idle watch or polling mode set while gathering: their waits are not bounded
+    // for the mark.
+    if (gathering_ && (probe_ || on_idle_ || spin_us_ > 0)) {
+      if (const int rc = stop_gathering(); rc != 0) return rc;
+    }
     long got = -EAGAIN;
     if (spin_us_ > 0) got = spin(room);
     if (probe_ || on_idle_) {
@@ -87,21 +92,30 @@ long FrameReader::spin(Room room) {
 
 template <class Room>
 long FrameReader::gather(Room room, bool frame_start) {
-  // A frame begun: its rest is on its way, and a wait for the mark could hold it back.
+  long got = -EAGAIN;
   if (!frame_start || end_ > begin_) {
-    const int rc = stop_gathering();
-    return rc != 0 ? rc : -EAGAIN;
+    // Inside a frame or a message: its rest is on its way, and a wait for the mark could hold
+    // it back. Take what is there; if nothing is, read as before (below).
+    got = socket_.recv_ready(buffer_.get() + end_, room());
+    if (got > 0) return got;
+  } else if (int rc = socket_.push_posted(); rc == 0) {
+    rc = poll_readable_ns(socket_.fd(), std::int64_t{gather_wait_us_} * 1000);
+    if (rc == 0 || rc == -ETIME) {
+      got = socket_.recv_ready(buffer_.get() + end_, room());
+      if (rc == 0 && got > 0) {
+        ++marks_reached_;
+        return got;
+      }
+    } else {
+      got = rc;
+    }
+  } else {
+    got = rc;
   }
-  if (const int rc = socket_.push_posted(); rc != 0) return rc;
-  const int w = poll_readable_ns(socket_.fd(), std::int64_t{gather_wait_us_} * 1000);
-  if (w != 0 && w != -ETIME) return w;
-  const long got = socket_.recv_ready(buffer_.get() + end_, room());
-  if (w == 0 && got > 0) {
-    ++marks_reached_;
-    return got;
-  }
-  // The wait ran out (the stream slowed), or nothing came: reads wait for any byte again.
-  if (const int rc = stop_gathering(); rc != 0) return rc;
+  // The wait ran out (the stream slowed), nothing came, or a call failed: reads wait for any
+  // byte again, before anything else reads this socket.
+  const int rc = stop_gathering();
+  if (got == -EAGAIN && rc != 0) return rc;
   return got;  // -EAGAIN: the caller reads as before
 }
 
@@ -114,7 +128,10 @@ int FrameReader::note_read() {
   const bool busy = frames_ - window_frames_ > static_cast<std::uint64_t>(window) * kGatherFramesPerRead;
   window_reads_ = 0;
   if (!busy || probe_ || on_idle_ || spin_us_ > 0) return 0;
-  if (const int rc = set_recv_low_water(socket_.fd(), static_cast<int>(gather_bytes_)); rc != 0) return rc;
+  if (set_recv_low_water(socket_.fd(), static_cast<int>(gather_bytes_)) != 0) {
+    gather_bytes_ = 0;  // the socket refuses the mark: no gathering on it (reads go on as before)
+    return 0;
+  }
   gathering_ = true;
   marks_reached_ = 0;
   bump(counters_.gathers, 1);
@@ -142,9 +159,9 @@ int default_poll_us() {
   return us;
 }
 
-int FrameReader::next(wire::FrameHeader& header, std::string& why) {
+int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_message) {
   if (begin_ == end_) begin_ = end_ = 0;
-  const int rc = fill(sizeof header, true);
+  const int rc = fill(sizeof header, !within_message);
   if (rc != 0) return rc;
   std::memcpy(&header, buffer_.get() + begin_, sizeof header);
   begin_ += sizeof header;

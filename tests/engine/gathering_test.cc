@@ -182,6 +182,17 @@ TEST_P(GatheringTest, AFrameBegunIsReadWithoutWaitingForTheMark) {
   EXPECT_FALSE(g.reader.gathering());
 }
 
+TEST_P(GatheringTest, AFrameThatContinuesAMessageIsReadWithoutWaitingForTheMark) {
+  Gathering g(GetParam(), 60'000'000);
+  const auto ping = wire::encode(wire::Ping{g.next});
+  wire::FrameHeader h{};
+  std::string why;
+  int rc = -1;
+  EXPECT_TRUE(read_ends_when_rest_comes(*g.p.a, &ping, sizeof ping, [&] { rc = g.reader.next(h, why, true); }));
+  EXPECT_EQ(rc, 0) << why;
+  EXPECT_EQ(h.type, static_cast<std::uint16_t>(wire::MsgType::kPing));
+}
+
 TEST_P(GatheringTest, APayloadReceivedIntoPlaceEndsTheGatheringFirst) {
   Gathering g(GetParam(), 60'000'000);
   std::vector<std::uint8_t> sent(100 * 1024), got(sent.size());

@@ -26,7 +26,9 @@ class FrameReader {
 
   // Reads and checks the next frame header. Returns 0, 1 at a clean end of stream between
   // frames, or -errno (-EPROTO with `why` set for a header that check_header rejects).
-  int next(wire::FrameHeader& header, std::string& why);
+  // within_message: the frame continues a message whose first frame was read (a handover's
+  // bytes): its read never waits for the gathering's mark.
+  int next(wire::FrameHeader& header, std::string& why, bool within_message = false);
 
   // Reads the next `n` bytes of the frame into 8-byte aligned memory, valid until the next
   // call. Returns 0 or -errno.
@@ -69,24 +71,26 @@ class FrameReader {
   }
 
   // Gathering, for a peer that streams small frames faster than one wake per read keeps up
-  // with (a client pipelining tiny handovers): once kGatherWindowReads reads in a row brought
-  // more than kGatherFramesPerRead frames each on average, the reader sets the socket's receive
-  // low-water mark to `bytes` (SO_RCVLOWAT), and each later read between frames first waits up
-  // to `wait_us` for that many bytes to be there (a readiness wait, which the mark governs: the
+  // with (a client pipelining tiny handovers): once kGatherWindowReads reads brought more than
+  // kGatherFramesPerRead frames each on average, the reader sets the socket's receive low-water
+  // mark to `bytes` (SO_RCVLOWAT), and before each read of a message's first frame waits up to
+  // `wait_us` for that many bytes to be there (a readiness wait, which the mark governs: the
   // bytes that come meanwhile wake nobody), then takes what is there. So one wake, one read and
   // one batch of the owner's answers serve many frames. The owner's posted send (before_read)
   // goes into the kernel before the wait (Socket::push_posted): nothing it owes the peer waits
-  // it out. The gathering ends, and the mark goes back to one byte, as soon as a wait runs out
-  // (the stream brings less than `bytes` per `wait_us`), when a read must complete a frame
-  // begun (its rest is on its way: no wait), and before a payload received into place
-  // (payload()). So a frame waits at most `wait_us` longer, once per gathering; a peer that
-  // waits for each answer before it sends again never reaches the mark, and each gathering that
-  // reached it fewer than kGatherServed times doubles the busy window the next one needs (up to
-  // kGatherMaxBackoff doublings). Never with the exact probe, the idle watch or polling mode.
-  // 0 bytes or 0 us: off (the default).
+  // it out. Each wait holds the frames that come during it at most `wait_us` (plus the thread's
+  // timer slack); the wait that runs out holds them that long, and ends the gathering: the mark
+  // goes back to one byte and reads wait for any byte again. A read inside a frame or a message
+  // (next()'s within_message, body(), payload()) never waits for the mark: it takes what is
+  // there, and if nothing is, or before a payload received into place, the gathering ends.
+  // A gathering that reached the mark fewer than kGatherServed times (a short burst, or a peer
+  // that sends a few frames and waits for their answers) doubles the busy window the next one
+  // needs, up to kGatherMaxBackoff times. A peer that sends one frame and waits for its answer
+  // never starts one. Never with the exact probe, the idle watch or polling mode (setting one
+  // ends it). 0 bytes or 0 us: off (the default). A socket that refuses the mark turns it off.
   static constexpr int kGatherWindowReads = 16;
   static constexpr int kGatherFramesPerRead = 2;
-  static constexpr int kGatherServed = 2;
+  static constexpr int kGatherServed = 8;
   static constexpr int kGatherMaxBackoff = 6;
   void set_gather(std::size_t bytes, int wait_us) {
     gather_bytes_ = wait_us > 0 ? bytes : 0;
