@@ -70,6 +70,15 @@ std::uint64_t exchange(Socket& peer, FrameReader& reader, std::uint64_t first, i
   return first;
 }
 
+// Runs `read` on a thread: whether it ended within 10 s (if not, the peer's shutdown ends it).
+template <class Read>
+bool ends(Socket& peer, Read read) {
+  auto reading = std::async(std::launch::async, read);
+  const bool ended = reading.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!ended) peer.shutdown();  // let the reader go, so the test ends
+  return ended;
+}
+
 // A reader that gathers, with the window that started it read: the next ping is `next`.
 struct Gathering {
   Pair p;
@@ -100,6 +109,41 @@ TEST_P(GatheringTest, AStreamOfOneFramePerReadNeverGathers) {
   EXPECT_EQ(low_water(*p.b), 1);
 }
 
+TEST_P(GatheringTest, FramesThatContinueAMessageDoNotCountTowardsGathering) {
+  Pair p = connected(GetParam());
+  Counters counters;
+  FrameReader reader(*p.b, counters);
+  reader.set_gather(kMark, 1000);
+  // Each read: one message of three frames (as a handover with the bytes of two parts).
+  std::uint64_t n = 0;
+  for (int r = 0; r < 4 * FrameReader::kGatherWindowReads; ++r) {
+    send_pings(*p.a, n, 3);
+    for (int i = 0; i < 3; ++i) {
+      wire::FrameHeader h{};
+      std::string why;
+      ASSERT_EQ(reader.next(h, why, i > 0), 0) << why;
+      std::span<const std::byte> body;
+      ASSERT_EQ(reader.body(h.length, body), 0);
+      ++n;
+    }
+  }
+  EXPECT_FALSE(reader.gathering());
+  EXPECT_EQ(counters.gathers.load(), 0u);
+}
+
+TEST_P(GatheringTest, TheEndOfTheStreamEndsAGatheredWait) {
+  Gathering g(GetParam(), 60'000'000);
+  int rc = -1;
+  EXPECT_TRUE(ends(*g.p.a, [&] {
+    ::shutdown(g.p.a->fd(), SHUT_WR);
+    wire::FrameHeader h{};
+    std::string why;
+    rc = g.reader.next(h, why);
+  }));
+  EXPECT_EQ(rc, 1);  // a clean end between frames
+  EXPECT_FALSE(g.reader.gathering());
+}
+
 TEST_P(GatheringTest, AGatheredReadTakesEveryFrameThatCameAndKeepsTheirOrder) {
   Gathering g(GetParam(), 1000);
   const std::uint64_t reads = g.counters.reads.load();
@@ -107,15 +151,6 @@ TEST_P(GatheringTest, AGatheredReadTakesEveryFrameThatCameAndKeepsTheirOrder) {
   for (std::size_t i = 0; i < kPingsToTheMark; ++i) read_ping(g.reader, g.next++);
   EXPECT_EQ(g.counters.reads.load(), reads + 1);
   EXPECT_TRUE(g.reader.gathering());
-}
-
-// Runs `read` on a thread: whether it ended within 10 s (if not, the peer's shutdown ends it).
-template <class Read>
-bool ends(Socket& peer, Read read) {
-  auto reading = std::async(std::launch::async, read);
-  const bool ended = reading.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
-  if (!ended) peer.shutdown();  // let the reader go, so the test ends
-  return ended;
 }
 
 TEST_P(GatheringTest, AWaitThatRunsOutEndsTheGathering) {

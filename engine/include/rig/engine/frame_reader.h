@@ -72,7 +72,8 @@ class FrameReader {
 
   // Gathering, for a peer that streams small frames faster than one wake per read keeps up
   // with (a client pipelining tiny handovers): once kGatherWindowReads reads brought more than
-  // kGatherFramesPerRead frames each on average, the reader sets the socket's receive low-water
+  // kGatherFramesPerRead messages each on average (first frames: a frame read with next()'s
+  // within_message does not count), the reader sets the socket's receive low-water
   // mark to `bytes` (SO_RCVLOWAT), and before each read of a message's first frame waits up to
   // `wait_us` for that many bytes to be there (a readiness wait, which the mark governs: the
   // bytes that come meanwhile wake nobody), then takes what is there. So one wake, one read and
@@ -135,7 +136,7 @@ class FrameReader {
   std::function<int(std::int64_t)> on_idle_;
   std::size_t gather_bytes_ = 0;  // 0: no gathering
   int gather_wait_us_ = 0;
-  std::uint64_t frames_ = 0;         // frame headers read (next())
+  std::uint64_t frames_ = 0;         // messages' first frames read (next() not within_message)
   int window_reads_ = 0;             // reads counted towards the gathering so far
   std::uint64_t window_frames_ = 0;  // frames_ when the window began
   int marks_reached_ = 0;            // gathered waits that reached the mark, this gathering
