@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "agent_process.h"
 #include "raw_peer.h"
 #include "rig/wire/codec.h"
+#include "wire_parts.h"
 
 namespace rig::test {
 namespace {
@@ -76,6 +79,45 @@ std::int64_t gathers_after_rounds_of_three(AgentProcess& agent) {
 TEST(AgentGathering, AClientThatWritesSeveralFramesAtATimeMakesItsJobGather) {
   AgentProcess agent;
   EXPECT_GE(gathers_after_rounds_of_three(agent), 1);
+}
+
+// A gathering job with a wait of a second: a handover from the client whose bytes frame comes
+// later, alone (fewer bytes than the mark), still runs at once, because the job reads the bytes
+// of a handover as the rest of its message, not as a message that may wait for the mark.
+TEST(AgentGathering, TheBytesOfAHandoverAreReadWithoutWaitingForTheMark) {
+  AgentProcess agent({"--gather-us", "1000000"});
+  RawClient c(agent.endpoint());
+  c.hello(wire::kFeatureStatus);
+  ASSERT_EQ(alloc(c, 5, 4096), wire::AnswerStatus::kOk);
+  std::uint64_t value = 0;
+  // Rounds of three handovers: the job starts gathering after 16 reads (by the next one's end).
+  for (int round = 0; round < 16; ++round) {
+    std::vector<std::byte> out;
+    for (int i = 0; i < 3; ++i) append_handover(out, 1, ++value, {copy_part(object(5), object(5, 64), 64)});
+    ASSERT_TRUE(write_all(c.fd(), out.data(), out.size()));
+    ASSERT_TRUE(read_until(c, [&](const RawFrame& f) { return is(f, wire::MsgType::kDone) && done_value(f) == value; }));
+  }
+  // Enough handovers to reach the mark (the wait ends at once), the last a copy from the
+  // client, without its bytes.
+  std::vector<std::byte> out;
+  while (out.size() < 1024) append_handover(out, 1, ++value, {copy_part(object(5), object(5, 64), 64)});
+  append_handover(out, 1, ++value, {copy_part(client_side(), object(5, 128), 64)});
+  ASSERT_TRUE(write_all(c.fd(), out.data(), out.size()));
+  // Its bytes, alone, once the job waits for them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::vector<std::byte> bytes;
+  const std::vector<std::byte> payload(64, std::byte{7});
+  append_msg(bytes, wire::MsgType::kBytes, wire::Bytes{1, 0, value, 0, 64, 0}, payload);
+  ASSERT_TRUE(write_all(c.fd(), bytes.data(), bytes.size()));
+  const timeval limit{0, 500'000};  // half the job's gathering wait
+  ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  RawFrame f;
+  bool reported = false;
+  while (!reported && read_frame(c.fd(), f)) reported = is(f, wire::MsgType::kDone) && done_value(f) == value;
+  EXPECT_TRUE(reported) << "the handover's report did not come within 0.5 s";
+  const nlohmann::json s = status(c);
+  ASSERT_TRUE(s.is_object());
+  EXPECT_GE(s["job"]["gathers"].get<std::int64_t>(), 1) << "the job never gathered: the test shows nothing";
 }
 
 TEST(AgentGathering, GatherUsZeroTurnsItOff) {
