@@ -46,7 +46,7 @@ int FrameReader::fill(std::size_t at_least, bool frame_start) {
   while (end_ - begin_ < at_least) {
     // A probe, an idle watch or polling mode set while gathering: their waits are not bounded
     // for the mark.
-    if (gathering_ && (probe_ || on_idle_ || spin_us_ > 0)) {
+    if (gathering_ && !may_gather()) {
       if (const int rc = stop_gathering(); rc != 0) return rc;
     }
     long got = -EAGAIN;
@@ -98,8 +98,9 @@ long FrameReader::gather(Room room, bool frame_start) {
     // it back. Take what is there; if nothing is, read as before (below).
     got = socket_.recv_ready(buffer_.get() + end_, room());
     if (got > 0) return got;
-  } else if (int rc = socket_.push_posted(); rc == 0) {
-    rc = poll_readable_ns(socket_.fd(), std::int64_t{gather_wait_us_} * 1000);
+  } else {
+    int rc = socket_.push_posted();
+    if (rc == 0) rc = poll_readable_ns(socket_.fd(), std::int64_t{gather_wait_us_} * 1000);
     if (rc == 0 || rc == -ETIME) {
       got = socket_.recv_ready(buffer_.get() + end_, room());
       if (rc == 0 && got > 0) {
@@ -107,10 +108,8 @@ long FrameReader::gather(Room room, bool frame_start) {
         return got;
       }
     } else {
-      got = rc;
+      got = rc;  // the push or the wait failed
     }
-  } else {
-    got = rc;
   }
   // The wait ran out (the stream slowed), nothing came, or a call failed: reads wait for any
   // byte again, before anything else reads this socket.
@@ -121,13 +120,13 @@ long FrameReader::gather(Room room, bool frame_start) {
 
 int FrameReader::note_read() {
   if (gather_bytes_ == 0 || gathering_) return 0;
-  if (window_reads_++ == 0) window_frames_ = frames_;
+  if (window_reads_++ == 0) window_messages_ = messages_;
   const int window = kGatherWindowReads << backoff_;
   if (window_reads_ <= window) return 0;
   // The frames read since the window began came with its first `window` reads.
-  const bool busy = frames_ - window_frames_ > static_cast<std::uint64_t>(window) * kGatherFramesPerRead;
+  const bool busy = messages_ - window_messages_ > static_cast<std::uint64_t>(window) * kGatherMessagesPerRead;
   window_reads_ = 0;
-  if (!busy || probe_ || on_idle_ || spin_us_ > 0) return 0;
+  if (!busy || !may_gather()) return 0;
   if (set_recv_low_water(socket_.fd(), static_cast<int>(gather_bytes_)) != 0) {
     gather_bytes_ = 0;  // the socket refuses the mark: no gathering on it (reads go on as before)
     return 0;
@@ -171,7 +170,7 @@ int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_m
     return -EPROTO;
   }
   bump(counters_.messages_received, 1);
-  if (!within_message) ++frames_;  // the gathering counts messages: a handover and its bytes, one
+  if (!within_message) ++messages_;  // the gathering counts messages: a handover and its bytes, one
   return 0;
 }
 

@@ -74,14 +74,7 @@ int PlainSocket::recv_all(std::span<const iovec> iov) {
 }
 
 int poll_readable(int fd, int timeout_ms) {
-  for (;;) {
-    pollfd pfd{fd, POLLIN, 0};
-    count_syscall();
-    const int rc = ::poll(&pfd, 1, timeout_ms);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc < 0) return -errno;
-    return rc == 0 ? -ETIME : 0;
-  }
+  return poll_readable_ns(fd, timeout_ms < 0 ? -1 : std::int64_t{timeout_ms} * 1'000'000);
 }
 
 int poll_readable_ns(int fd, std::int64_t timeout_ns) {
@@ -89,7 +82,7 @@ int poll_readable_ns(int fd, std::int64_t timeout_ns) {
   for (;;) {
     pollfd pfd{fd, POLLIN, 0};
     count_syscall();
-    const int rc = ::ppoll(&pfd, 1, &ts, nullptr);
+    const int rc = ::ppoll(&pfd, 1, timeout_ns < 0 ? nullptr : &ts, nullptr);
     if (rc < 0 && errno == EINTR) continue;
     if (rc < 0) return -errno;
     return rc == 0 ? -ETIME : 0;

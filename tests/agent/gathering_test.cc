@@ -23,24 +23,12 @@
 namespace rig::test {
 namespace {
 
-bool is(const RawFrame& f, wire::MsgType t) { return f.header.type == static_cast<std::uint16_t>(t); }
-
 // Reads frames until one `last` accepts: false if the stream ends or stays silent for 10 s.
 template <class Last>
 bool read_until(RawClient& c, Last last) {
-  const timeval limit{10, 0};
-  ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  RawFrame f;
-  while (read_frame(c.fd(), f)) {
-    if (last(f)) return true;
-  }
-  return false;
-}
-
-std::uint64_t done_value(const RawFrame& f) {
-  wire::Done d{};
-  std::string why;
-  return wire::decode(f.bytes(), d, why) ? d.value : 0;
+  bool met = false;
+  frames_until(c.fd(), [&](const RawFrame& f) { return met = last(f); });
+  return met;
 }
 
 // The agent's status query, parsed (null if it did not come).
@@ -109,8 +97,7 @@ TEST(AgentGathering, TheBytesOfAHandoverAreReadWithoutWaitingForTheMark) {
   const std::vector<std::byte> payload(64, std::byte{7});
   append_msg(bytes, wire::MsgType::kBytes, wire::Bytes{1, 0, value, 0, 64, 0}, payload);
   ASSERT_TRUE(write_all(c.fd(), bytes.data(), bytes.size()));
-  const timeval limit{0, 500'000};  // half the job's gathering wait
-  ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  set_receive_timeout(c.fd(), 500);  // half the job's gathering wait
   RawFrame f;
   bool reported = false;
   while (!reported && read_frame(c.fd(), f)) reported = is(f, wire::MsgType::kDone) && done_value(f) == value;

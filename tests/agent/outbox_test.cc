@@ -15,29 +15,6 @@
 namespace rig::test {
 namespace {
 
-// Frames the agent sent, by type, up to and including the first one `last` accepts (or until
-// the stream ends or stays silent for 10 s).
-template <class Last>
-std::vector<RawFrame> frames_until(RawClient& c, Last last) {
-  const timeval limit{10, 0};
-  ::setsockopt(c.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  std::vector<RawFrame> got;
-  RawFrame f;
-  while (read_frame(c.fd(), f)) {
-    got.push_back(f);
-    if (last(f)) break;
-  }
-  return got;
-}
-
-bool is(const RawFrame& f, wire::MsgType t) { return f.header.type == static_cast<std::uint16_t>(t); }
-
-std::uint64_t done_value(const RawFrame& f) {
-  wire::Done d{};
-  std::string why;
-  return wire::decode(f.bytes(), d, why) ? d.value : 0;
-}
-
 class Outbox : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,7 +34,7 @@ TEST_F(Outbox, ValuesDoneTogetherGetOneReportOfTheLastAfterTheBytesOfEach) {
     append_handover(out, 1, v, {copy_part(object(5, 8 * (v - 1)), client_side(), 8)});
   }
   ASSERT_TRUE(write_all(c_.fd(), out.data(), out.size()));
-  const auto got = frames_until(c_, [](const RawFrame& f) { return is(f, wire::MsgType::kDone); });
+  const auto got = frames_until(c_.fd(), [](const RawFrame& f) { return is(f, wire::MsgType::kDone); });
   ASSERT_FALSE(got.empty());
   ASSERT_TRUE(is(got.back(), wire::MsgType::kDone)) << "no done report within 10 s";
   EXPECT_EQ(done_value(got.back()), kValues);
@@ -76,7 +53,7 @@ TEST_F(Outbox, AnAnswerToARequestAfterAHandoverComesAfterItsReport) {
   r.arg0 = 64;
   append_msg(out, wire::MsgType::kRequest, r);
   ASSERT_TRUE(write_all(c_.fd(), out.data(), out.size()));
-  const auto got = frames_until(c_, [](const RawFrame& f) { return is(f, wire::MsgType::kAnswer); });
+  const auto got = frames_until(c_.fd(), [](const RawFrame& f) { return is(f, wire::MsgType::kAnswer); });
   ASSERT_EQ(got.size(), 2u);
   EXPECT_TRUE(is(got[0], wire::MsgType::kDone));
   EXPECT_EQ(done_value(got[0]), 1u);
@@ -90,7 +67,7 @@ TEST_F(Outbox, BytesOfAnotherDeviceComeAfterTheReportsBatchedBeforeThem) {
   append_handover(out, 2, 1, {copy_part(object(6), client_side(), 8)});
   ASSERT_TRUE(write_all(c_.fd(), out.data(), out.size()));
   int dones = 0;
-  const auto got = frames_until(c_, [&](const RawFrame& f) { return is(f, wire::MsgType::kDone) && ++dones == 2; });
+  const auto got = frames_until(c_.fd(), [&](const RawFrame& f) { return is(f, wire::MsgType::kDone) && ++dones == 2; });
   ASSERT_EQ(got.size(), 3u);
   EXPECT_TRUE(is(got[0], wire::MsgType::kDone)) << "device 1's report, batched first";
   EXPECT_TRUE(is(got[1], wire::MsgType::kBytes));

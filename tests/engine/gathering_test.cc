@@ -87,7 +87,7 @@ struct Gathering {
   std::uint64_t next = 0;
   Gathering(Backend backend, int wait_us) : p(connected(backend)), reader(*p.b, counters) {
     reader.set_gather(kMark, wait_us);
-    next = exchange(*p.a, reader, 0, FrameReader::kGatherWindowReads + 1, FrameReader::kGatherFramesPerRead + 1);
+    next = exchange(*p.a, reader, 0, FrameReader::kGatherWindowReads + 1, FrameReader::kGatherMessagesPerRead + 1);
   }
 };
 
@@ -172,9 +172,9 @@ TEST_P(GatheringTest, AGatheringThatServedLittleNeedsALongerBusyWindowNextTime) 
   // That read is the first of the next window: with it, one window's worth and one more read
   // would start a gathering without the backoff, two windows' worth and one more with it.
   constexpr int kWindow = FrameReader::kGatherWindowReads;
-  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherFramesPerRead + 1);
+  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherMessagesPerRead + 1);
   EXPECT_FALSE(g.reader.gathering()) << "started again after one window";
-  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherFramesPerRead + 1);
+  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherMessagesPerRead + 1);
   EXPECT_TRUE(g.reader.gathering()) << "not started after two windows";
   EXPECT_EQ(g.counters.gathers.load(), 2u);
 }

@@ -1,5 +1,8 @@
 #include "raw_peer.h"
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <gtest/gtest.h>
 #include "agent_process.h"
 #include "rig/wire/auth.h"
@@ -243,6 +246,21 @@ std::string RawClient::failure_text() {
     }
   }
   return {};
+}
+
+}  // namespace rig::test
+
+namespace rig::test {
+
+void set_receive_timeout(int fd, int ms) {
+  const timeval limit{ms / 1000, (ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+}
+
+std::uint64_t done_value(const RawFrame& f) {
+  wire::Done d{};
+  std::string why;
+  return wire::decode(f.bytes(), d, why) ? d.value : 0;
 }
 
 }  // namespace rig::test

@@ -23,10 +23,29 @@ struct RawFrame {
   }
 };
 
+// Bounds every later blocking read of `fd` (SO_RCVTIMEO).
+void set_receive_timeout(int fd, int ms);
 // Writes all of `data`; false once the peer is gone.
 bool write_all(int fd, const void* data, std::size_t n);
 // Reads a frame (header and whole body); false at end of stream or error.
 bool read_frame(int fd, RawFrame& out, std::uint32_t max_body = 64u << 20);
+// Whether a frame is of type `t`.
+inline bool is(const RawFrame& f, wire::MsgType t) { return f.header.type == static_cast<std::uint16_t>(t); }
+// A kDone frame's value (0 if it does not decode).
+std::uint64_t done_value(const RawFrame& f);
+// Frames read from `fd`, up to and including the first one `last` accepts (or until the stream
+// ends or stays silent for 10 s).
+template <class Last>
+std::vector<RawFrame> frames_until(int fd, Last last) {
+  set_receive_timeout(fd, 10'000);
+  std::vector<RawFrame> got;
+  RawFrame f;
+  while (read_frame(fd, f)) {
+    got.push_back(f);
+    if (last(f)) break;
+  }
+  return got;
+}
 
 template <class M>
 bool send_msg(int fd, wire::MsgType type, const M& msg, std::span<const std::byte> tail = {}) {

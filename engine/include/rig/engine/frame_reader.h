@@ -72,7 +72,7 @@ class FrameReader {
 
   // Gathering, for a peer that streams small frames faster than one wake per read keeps up
   // with (a client pipelining tiny handovers): once kGatherWindowReads reads brought more than
-  // kGatherFramesPerRead messages each on average (first frames: a frame read with next()'s
+  // kGatherMessagesPerRead messages each on average (first frames: a frame read with next()'s
   // within_message does not count), the reader sets the socket's receive low-water
   // mark to `bytes` (SO_RCVLOWAT), and before each read of a message's first frame waits up to
   // `wait_us` for that many bytes to be there (a readiness wait, which the mark governs: the
@@ -90,7 +90,7 @@ class FrameReader {
   // never starts one. Never with the exact probe, the idle watch or polling mode (setting one
   // ends it). 0 bytes or 0 us: off (the default). A socket that refuses the mark turns it off.
   static constexpr int kGatherWindowReads = 16;
-  static constexpr int kGatherFramesPerRead = 2;
+  static constexpr int kGatherMessagesPerRead = 2;
   static constexpr int kGatherServed = 8;
   static constexpr int kGatherMaxBackoff = 6;
   void set_gather(std::size_t bytes, int wait_us) {
@@ -112,6 +112,9 @@ class FrameReader {
   // what is there. The count, or -EAGAIN once the gathering ended (the caller reads as before).
   template <class Room>
   long gather(Room room, bool frame_start);
+  // Whether nothing rules gathering out: no exact probe, idle watch or polling mode (their
+  // waits are not bounded for the mark).
+  bool may_gather() const { return !probe_ && !on_idle_ && spin_us_ == 0; }
   // Counts a read towards the gathering, and starts it after a busy window of reads.
   int note_read();
   int stop_gathering();
@@ -136,9 +139,9 @@ class FrameReader {
   std::function<int(std::int64_t)> on_idle_;
   std::size_t gather_bytes_ = 0;  // 0: no gathering
   int gather_wait_us_ = 0;
-  std::uint64_t frames_ = 0;         // messages' first frames read (next() not within_message)
+  std::uint64_t messages_ = 0;       // messages' first frames read (next() not within_message)
   int window_reads_ = 0;             // reads counted towards the gathering so far
-  std::uint64_t window_frames_ = 0;  // frames_ when the window began
+  std::uint64_t window_messages_ = 0;  // messages_ when the window began
   int marks_reached_ = 0;            // gathered waits that reached the mark, this gathering
   int backoff_ = 0;                  // the busy window is kGatherWindowReads << backoff_
   bool gathering_ = false;    // the socket's low-water mark is gather_bytes_

@@ -10,7 +10,8 @@ namespace rig::engine {
 // Waits for `fd` to be readable with poll(2): what both backends use for readiness, since the
 // data path never depends on it (a readiness wait copies nothing).
 int poll_readable(int fd, int timeout_ms);
-// The same with a bound in nanoseconds (ppoll(2)), for waits shorter than a millisecond.
+// The same with a bound in nanoseconds (ppoll(2); negative: no bound), for waits shorter than a
+// millisecond.
 int poll_readable_ns(int fd, std::int64_t timeout_ns);
 // Sets the socket's receive low-water mark (SO_RCVLOWAT): a readiness wait ends, and a
 // sleeping reader is woken, only once `bytes` are there. 0 or -errno.
