@@ -48,6 +48,8 @@ class Ring {
   Ring& operator=(const Ring&) = delete;
 
   int error() const { return error_; }
+  // The process's SQ thread polls this ring's submission queue (sq_polling()).
+  bool sq_polled() const { return sq_polled_; }
 
   // Runs one prepared operation to completion and returns its result. A posted operation
   // (post()) still waiting for submission goes into the kernel in the same call.

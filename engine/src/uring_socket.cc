@@ -99,14 +99,19 @@ long UringSocket::zc_op(Prep prep) {
 
 int UringSocket::send_iov(std::span<const iovec> iov, int flags) {
   flags |= MSG_NOSIGNAL | MSG_WAITALL;
-  if (send_ring_->error() != 0) {
+  bool zc = zc_bytes_ > 0 && iov_bytes(iov) >= zc_bytes_;
+  // A send by copy on a ring that no SQ thread polls is one system call either way, and
+  // sendmsg(2) is the cheaper one: no SQE, no CQE, no ring to look up (about 0.9x the CPU per
+  // pipelined tiny handover on 2 cores, bench/RESULTS.md "Sends by copy go by sendmsg"). The
+  // ring keeps what it does better: SQ-polled submission (no call at all), zero-copy sends
+  // with their notifications, and a posted send riding with a receive (post_send).
+  if (send_ring_->error() != 0 || (!zc && !send_ring_->sq_polled())) {
     return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
       count_syscall();
       const ssize_t n = ::sendmsg(fd_, &msg, flags & ~MSG_WAITALL);
       return n < 0 ? -errno : n;
     });
   }
-  bool zc = zc_bytes_ > 0 && iov_bytes(iov) >= zc_bytes_;
   return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
     if (zc && zc_bytes_ > 0) {
       const long n = zc_op([&](io_uring_sqe* sqe) { io_uring_prep_sendmsg_zc(sqe, fd_, &msg, flags); });

@@ -3,7 +3,8 @@
 // and reaps its own CQE. Readiness waits use poll(2). Sends go through one ring of the socket's own, used
 // by one sender at a time (see socket.h: the turn holder), so that the socket's registered
 // buffers live on the ring that sends them and every zero-copy notification is reaped by the
-// send that caused it.
+// send that caused it; a send by copy goes there only when an SQ thread polls that ring, and
+// by sendmsg(2) otherwise (one call either way, and sendmsg's is the cheaper).
 #pragma once
 
 #include <sys/socket.h>
