@@ -22,6 +22,9 @@ if not j.get("commit"):
     problems.append("no commit")
 if not j["machine"].get("nproc") or not j["machine"].get("kernel"):
     problems.append("no machine")
+settings = j.get("agent_settings")
+if not isinstance(settings, dict) or "gather_us" not in settings or "backend" not in settings:
+    problems.append(f"no agent_settings from the agent's status query: {settings!r}")
 names = {f["name"] for f in j["figures"]}
 for wanted in ("handover_rtt_p50", "handover_rate_1", "handover_rate_threads", "h2d", "d2h"):
     if wanted not in names:

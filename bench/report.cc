@@ -209,6 +209,7 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
                   {"cpu", machine_cpu()}};
   o["agent"] = info.agent;
   o["agent_version"] = info.agent_version;
+  o["agent_settings"] = info.agent_settings.empty() ? Json(nullptr) : Json::parse(info.agent_settings, nullptr, false);
   o["own_agent"] = info.own_agent;
   o["backend"] = info.backend;
   o["stripes"] = info.stripes;

@@ -102,6 +102,9 @@ struct RunInfo {
   std::uint64_t stripe_min_bytes = 0;
   std::string started;      // UTC, ISO 8601
   std::string agent_version;  // from the agent's status query ("" without one)
+  // The agent's transport settings from its status query, a JSON object's text ("" without
+  // one): an agent rig-bench did not start is otherwise known only by its endpoint.
+  std::string agent_settings;
 };
 
 class Report {

@@ -48,10 +48,12 @@ std::string utc_now() {
   return buf;
 }
 
-// The "version" of an agent's status text ("" if it has none).
-std::string agent_version(const std::string& status) {
+// The "version" and "settings" of an agent's status text ("" for what it has not).
+void read_agent_status(const std::string& status, RunInfo& info) {
   const nlohmann::json j = nlohmann::json::parse(status, nullptr, false);
-  return j.is_object() && j.contains("version") && j["version"].is_string() ? j["version"].get<std::string>() : "";
+  if (!j.is_object()) return;
+  if (j.contains("version") && j["version"].is_string()) info.agent_version = j["version"].get<std::string>();
+  if (j.contains("settings") && j["settings"].is_object()) info.agent_settings = j["settings"].dump();
 }
 
 rig::engine::Backend parse_backend(const std::string& b) {
@@ -186,7 +188,8 @@ int main(int argc, char** argv) {
     if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
     const std::unique_ptr<AgentWatch> watch = make_agent_watch(link, own ? own->pid() : 0);
     if (link.agent_status_supported()) {
-      info.agent_version = agent_version(link.agent_status());
+      read_agent_status(link.agent_status(), info);
+      if (!info.agent_settings.empty()) progress("the agent's settings: %s", info.agent_settings.c_str());
     }
     progress("the agent's side of the costs: %s%s", watch->source().c_str(),
              watch->syscalls_measured() ? "" : " (its system calls not measured)");

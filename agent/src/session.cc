@@ -233,7 +233,7 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
 bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
   wire::StatusQuery q{};
   if (!wire::decode(body, q, why)) return false;
-  const std::string text = status_text(gauges_, counters_, wire::kMaxStatusText);
+  const std::string text = status_text(config_, gauges_, counters_, wire::kMaxStatusText);
   wire::Framed<wire::Status> f{};
   if (!wire::encode_status(q.id, text, f, why)) return false;
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};

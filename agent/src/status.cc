@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rig/engine/socket.h"
 #include "rig/engine/syscall_count.h"
 #include "rig/engine/task_usage.h"
 #include "rig/wire/messages.h"
@@ -13,7 +14,8 @@
 
 namespace rig::agent {
 
-std::string status_text(const Gauges& gauges, const engine::Counters& job, std::uint32_t max_bytes) {
+std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
+                        std::uint32_t max_bytes) {
   // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
   auto count = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   // The connection's bytes hold the stripes' too (bytes_striped_* is the part that went there).
@@ -25,6 +27,13 @@ std::string status_text(const Gauges& gauges, const engine::Counters& job, std::
   o["protocol"] = wire::kVersion;
   o["pid"] = ::getpid();
   o["uptime_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - gauges.started).count();
+  // The transport's settings (rig-agent's options); not the secrets, nor where they come from.
+  o["settings"] = {{"backend", engine::backend_name(config.backend)},
+                   {"sq_polling", engine::sq_polling()},
+                   {"gather_us", config.gather_us},
+                   {"poll_us", config.poll_us},
+                   {"silence_ms", config.silence_ms},
+                   {"max_stripes", config.max_stripes}};
   o["jobs"] = gauges.jobs.load(std::memory_order_relaxed);
   o["connections"] = gauges.connections.load(std::memory_order_relaxed);
   o["bytes_in"] = count(gauges.bytes_in) + job_in;

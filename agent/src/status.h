@@ -5,15 +5,19 @@
 #include <cstdint>
 #include <string>
 
+#include "config.h"
 #include "gauges.h"
 #include "rig/engine/counters.h"
 
 namespace rig::agent {
 
-// The status text: the agent's version, uptime, jobs and connections, bytes in and out (the
-// jobs that ended and the asking job so far), the asking job's connection counters, and every
-// thread of this process (tid, name, CPU ns, context switches, the engine's system calls).
-// Threads that do not fit within `max_bytes` are left out and counted ("threads_left_out").
-std::string status_text(const Gauges& gauges, const engine::Counters& job, std::uint32_t max_bytes);
+// The status text: the agent's version, uptime, the transport settings its jobs run with (so a
+// benchmark against an agent it did not start can record them), jobs and connections, bytes in
+// and out (the jobs that ended and the asking job so far), the asking job's connection
+// counters, and every thread of this process (tid, name, CPU ns, context switches, the
+// engine's system calls). Threads that do not fit within `max_bytes` are left out and counted
+// ("threads_left_out").
+std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
+                        std::uint32_t max_bytes);
 
 }  // namespace rig::agent

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,27 @@ using remote::Job;
 std::string root_cause(Job& job) {
   for (int i = 0; i < 5000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return job.failed() ? job.fault_text() : std::string();
+}
+
+TEST(StatusQuery, TheAnswerNamesTheTransportSettingsTheAgentRunsWithAndNoSecret) {
+  AgentProcess agent({"--backend", "plain", "--gather-us", "37", "--poll-us", "5", "--silence-ms", "4321",
+                      "--max-stripes", "3"});
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  const std::string text = link.agent_status();
+  const nlohmann::json s = nlohmann::json::parse(text)["settings"];
+  ASSERT_TRUE(s.is_object()) << text;
+  EXPECT_EQ(s["backend"], "plain");
+  EXPECT_EQ(s["gather_us"], 37);
+  EXPECT_EQ(s["poll_us"], 5);
+  EXPECT_EQ(s["silence_ms"], 4321);
+  EXPECT_EQ(s["max_stripes"], 3);
+  EXPECT_TRUE(s["sq_polling"].is_boolean());
+  // Neither the secret nor where it comes from.
+  const char* file = std::getenv("RIG_SECRET_FILE");
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(text.find(file), std::string::npos);
+  EXPECT_EQ(text.find("secret"), std::string::npos);
 }
 
 TEST(StatusQuery, TheAgentAnswersWithItsVersionJobsBytesAndEveryThreadsFigures) {
