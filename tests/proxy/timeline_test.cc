@@ -249,6 +249,71 @@ TEST(TimelineFake, DoneReportsOfTwoWordsInterleavedAreEachPublishedInTheirTurn) 
   job->close();
 }
 
+// Device 2's word as the receiving thread read it where it claimed device 1's last write (the
+// hook below), ~0 until then.
+std::atomic<const std::uint64_t*> g_other_word{nullptr};
+std::atomic<std::uint64_t> g_other_seen{~std::uint64_t{0}};
+void record_other_word(remote::test_hook::Point p, std::uint32_t device) {
+  if (p != remote::test_hook::Point::kReceiverClaimedFinal || device != 1) return;
+  // acquire: pairs with the test's release store of the pointer.
+  if (const std::uint64_t* w = g_other_word.load(std::memory_order_acquire)) {
+    // acquire: the word as any reader of it sees it; release: pairs with the test's acquire.
+    g_other_seen.store(std::atomic_ref<const std::uint64_t>(*w).load(std::memory_order_acquire),
+                       std::memory_order_release);
+  }
+}
+
+// Device 1 is stopped with a copy into this process pending; then, in one read, the receiving
+// thread finds device 2's done report, the copy's bytes and device 1's report. The bytes let it
+// write device 1's last value, and the report of device 2 came before them: it is published
+// first, so whoever sees device 1's last value sees device 2's too (reports of different words
+// keep the stream's order, also across a stopped proxy's last write).
+TEST(TimelineFake, AStoppedProxysLastWriteComesAfterAnotherWordsReportThatCameBeforeItsBytes) {
+  std::atomic<bool> stopped{false};
+  FakeAgent agent(2, [&stopped](int fd) {
+    answer_next_request(fd);
+    answer_next_request(fd);
+    const std::uint64_t b = read_handover(fd), a = read_handover(fd);
+    // acquire: pairs with the test's release store after its stop returned.
+    while (!stopped.load(std::memory_order_acquire)) std::this_thread::yield();
+    std::array<std::byte, 8> payload;
+    payload.fill(std::byte{0x5a});
+    Together().done(2, b).add(wire::MsgType::kBytes, wire::Bytes{1, 0, a, 0, 8, 0}, payload).done(1, a).write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  {
+    Driven one(link, 1), two(link, 2);
+    auto r1 = one->alloc(edge::Memory::kDevice, 64);
+    auto r2 = two->alloc(edge::Memory::kDevice, 64);
+    ASSERT_TRUE(r1 && r2);
+    Work w2, w1;
+    w2.between(*r2, 0, *r2, 0, 64);
+    std::array<std::byte, 8> here{};
+    w1.to_host(*r1, 0, here.data(), here.size());
+    const std::uint64_t b = two.run(w2), a = one.run(w1);
+    g_other_seen.store(~std::uint64_t{0}, std::memory_order_relaxed);
+    g_other_word.store(two.word(), std::memory_order_release);  // pairs with the hook's acquire
+    remote::test_hook::set(&record_other_word);
+    one.stop();  // the copy is pending: the receiving thread writes the last value
+    stopped.store(true, std::memory_order_release);  // pairs with the script's acquire
+    // acquire: the receiving thread's release store of the last value.
+    std::atomic_ref<const std::uint64_t> word1(*one.word());
+    for (int i = 0; i < 10'000'000 && word1.load(std::memory_order_acquire) != a; ++i) std::this_thread::yield();
+    remote::test_hook::set(nullptr);
+    ASSERT_EQ(word1.load(std::memory_order_acquire), a) << "the stopped proxy's last value was never written";
+    EXPECT_EQ(here[0], std::byte{0x5a});
+    // acquire: pairs with the hook's release store.
+    EXPECT_EQ(g_other_seen.load(std::memory_order_acquire), b)
+        << "device 1's last value was written before device 2's report that came ahead of its bytes";
+    g_other_word.store(nullptr, std::memory_order_release);
+    two.wait(b, 10000);
+  }
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
+}
+
 TEST_F(Timeline, SleepWakesWhenTheWordMoves) {
   Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
