@@ -139,6 +139,12 @@ class Together {
   Together& done(std::uint32_t device, std::uint64_t value) {
     return add(wire::MsgType::kDone, wire::Done{device, 0, value});
   }
+  // A frame header as given (a malformed one, for a test of what a violation ends).
+  Together& header(const wire::FrameHeader& h) {
+    const auto* p = reinterpret_cast<const std::byte*>(&h);
+    out_.insert(out_.end(), p, p + sizeof h);
+    return *this;
+  }
   void write(int fd) const { write_all(fd, out_.data(), out_.size()); }
 
  private:
@@ -247,6 +253,29 @@ TEST(TimelineFake, DoneReportsOfTwoWordsInterleavedAreEachPublishedInTheirTurn) 
   EXPECT_EQ(word_publishes(link), 3u);
   EXPECT_FALSE(job->failed()) << job->fault_text();
   job->close();
+}
+
+// A done report, then in the same read a frame whose header breaks the protocol: the job fails
+// with the reason, and the report, checked before the violation, stands (the word holds it).
+TEST(TimelineFake, AReportThatCameBeforeAProtocolViolationStands) {
+  FakeAgent agent(1, [](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    Together().done(1, v).header(wire::FrameHeader{8, 0, 0}).write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(r);
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  const std::uint64_t v = dev.run(w);
+  for (int i = 0; i < 10'000'000 && !job->failed(); ++i) std::this_thread::yield();
+  ASSERT_TRUE(job->failed()) << "a frame of unknown type did not fail the job";
+  EXPECT_NE(job->fault_text().find("unknown type"), std::string::npos) << job->fault_text();
+  EXPECT_EQ(dev->signaled(), v) << "the report that came before the violation was lost";
 }
 
 // Device 2's word as the receiving thread read it where it claimed device 1's last write (the
