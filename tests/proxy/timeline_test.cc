@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -151,6 +152,15 @@ class Together {
   std::vector<std::byte> out_;
 };
 
+// Allocates 64 bytes on dev's device and runs one copy within them; returns its value.
+std::uint64_t run_copy_within(Driven& dev) {
+  auto r = dev->alloc(edge::Memory::kDevice, 64);
+  if (!r) throw std::runtime_error("alloc of 64 bytes failed");
+  Work w;
+  w.between(*r, 0, *r, 0, 64);
+  return dev.run(w);
+}
+
 std::uint64_t word_publishes(remote::Link& link) {
   return link.counters().word_publishes.load(std::memory_order_relaxed);
 }
@@ -214,11 +224,7 @@ TEST(TimelineFake, AnAnswerThatCameAfterADoneReportFindsTheWordRaised) {
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
-  auto r = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(r);
-  Work w;
-  w.between(*r, 0, *r, 0, 64);
-  const std::uint64_t v = dev.run(w);
+  const std::uint64_t v = run_copy_within(dev);
   ASSERT_TRUE(dev->alloc(edge::Memory::kDevice, 64));
   EXPECT_EQ(dev->signaled(), v) << "the answer was handed over before the report ahead of it was published";
   EXPECT_FALSE(job->failed()) << job->fault_text();
@@ -267,11 +273,7 @@ TEST(TimelineFake, AReportThatCameBeforeAProtocolViolationStands) {
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
-  auto r = dev->alloc(edge::Memory::kDevice, 64);
-  ASSERT_TRUE(r);
-  Work w;
-  w.between(*r, 0, *r, 0, 64);
-  const std::uint64_t v = dev.run(w);
+  const std::uint64_t v = run_copy_within(dev);
   for (int i = 0; i < 10'000'000 && !job->failed(); ++i) std::this_thread::yield();
   ASSERT_TRUE(job->failed()) << "a frame of unknown type did not fail the job";
   EXPECT_NE(job->fault_text().find("unknown type"), std::string::npos) << job->fault_text();
