@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -41,6 +42,17 @@ struct Leg {
 };
 
 }  // namespace
+
+std::size_t default_stripe_window_bytes() {
+  static const std::size_t bytes = [] {
+    const char* env = std::getenv("RIG_STRIPE_WINDOW_BYTES");
+    if (env == nullptr || *env == '\0') return std::size_t{0};
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    return end != nullptr && *end == '\0' ? static_cast<std::size_t>(v) : std::size_t{0};
+  }();
+  return bytes;
+}
 
 void StripeSet::add(std::unique_ptr<Socket> socket) {
   if (silence_ms_ > 0) socket->set_silence_ms(silence_ms_);
@@ -173,7 +185,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
           io_uring_sqe* sqe = io_uring_get_sqe(ring);  // kEntries >= legs: never null
           leg.msg = msghdr{};
           leg.msg.msg_iov = leg.window;
-          leg.msg.msg_iovlen = leg.cursor.window(leg.window);
+          leg.msg.msg_iovlen = trim_window(leg.window, leg.cursor.window(leg.window), window_bytes_);
           leg.zc = sending && !leg.no_zc && zc_bytes_ > 0 &&
                    iov_bytes({leg.window, leg.msg.msg_iovlen}) >= zc_bytes_;
           if (leg.zc) {

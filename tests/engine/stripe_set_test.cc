@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "rig/engine/counters.h"
 #include "rig/engine/stripe_set.h"
+#include "rig/engine/syscall_count.h"
 #include "socket_pair.h"
 
 namespace rig::engine {
@@ -53,6 +55,44 @@ TEST_P(StripeSetTest, StridedPiecesLandInTheirRowsExact) {
   }
   EXPECT_EQ(s.out_counters.bytes_striped_out.load(), kRows * kRow);
   EXPECT_EQ(s.in_counters.bytes_striped_in.load(), kRows * kRow);
+}
+
+// A bound on the bytes per SQE (set_window_bytes, RIG_STRIPE_WINDOW_BYTES) cuts each stripe's
+// windows, contiguous and strided alike, and every byte still lands in place. On the parallel
+// path each window is an SQE of its own: the sender reaps at least one completion per window.
+TEST_P(StripeSetTest, AWindowBoundInBytesCutsEachStripesTransferAndEveryByteStillLands) {
+  constexpr std::size_t kWindowBytes = 4099;  // not a multiple of a row: windows end mid-row
+  for (const std::uint64_t pitch : {std::uint64_t{1000}, std::uint64_t{1500}}) {
+    Sets s(GetParam(), 3);
+    s.out.set_window_bytes(kWindowBytes);
+    s.in.set_window_bytes(kWindowBytes);
+    constexpr std::uint64_t kRows = 300, kRow = 1000;
+    std::vector<std::byte> src(kRows * pitch), dst(kRows * pitch, std::byte{0x5a});
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
+    const wire::Striped st{1, 2, 3, 0, kRows * kRow, (kRows * kRow + 2) / 3};
+    std::string why;
+    int got = -1;
+    std::thread reader([&] { got = s.in.recv_striped(st, dst.data(), kRow, pitch, why); });
+    const ThreadSyscalls& mine = this_thread_syscalls();
+    // relaxed: this thread's own statistics.
+    const std::uint64_t completions = mine.completions.load(std::memory_order_relaxed);
+    ASSERT_EQ(s.out.send_striped(st, src.data(), kRow, pitch), 0);
+    reader.join();
+    ASSERT_EQ(got, 0) << why;
+    for (std::uint64_t r = 0; r < kRows; ++r) {
+      ASSERT_EQ(0, std::memcmp(src.data() + r * pitch, dst.data() + r * pitch, kRow)) << "row " << r << " pitch " << pitch;
+    }
+    if (GetParam()) {
+      EXPECT_GE(mine.completions.load(std::memory_order_relaxed) - completions, kRows * kRow / kWindowBytes)
+          << "pitch " << pitch << ": the windows were not cut at " << kWindowBytes << " bytes";
+    }
+  }
+}
+
+// ctest's engine_tests_stripe_window runs the stripe tests with RIG_STRIPE_WINDOW_BYTES=65536.
+TEST(StripeWindow, TheDefaultBoundComesFromRigStripeWindowBytes) {
+  const char* env = std::getenv("RIG_STRIPE_WINDOW_BYTES");
+  EXPECT_EQ(default_stripe_window_bytes(), env != nullptr ? std::strtoull(env, nullptr, 10) : 0u);
 }
 
 TEST_P(StripeSetTest, APieceOtherThanAnnouncedIsAProtocolErrorNamingTheStripe) {

@@ -61,6 +61,21 @@ class IovCursor {
   std::size_t offset_ = 0;
 };
 
+// Cuts a window (n iovecs at w) to its first max_bytes bytes; returns how many iovecs are left.
+// max_bytes 0: the window as it is.
+inline std::size_t trim_window(iovec* w, std::size_t n, std::size_t max_bytes) {
+  if (max_bytes == 0) return n;
+  std::size_t sum = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (w[k].iov_len >= max_bytes - sum) {
+      w[k].iov_len = max_bytes - sum;
+      return k + 1;
+    }
+    sum += w[k].iov_len;
+  }
+  return n;
+}
+
 // Moves every byte of `iov`, window by window: `op(msghdr&)` transfers what it can of one
 // window and returns the count, or -errno (-EINTR and -EAGAIN are retried). A count of 0 means
 // the stream ended: `on_zero` is returned. Returns 0 once every byte moved.

@@ -12,12 +12,16 @@
 #include <vector>
 
 #include "rig/engine/counters.h"
+#include "rig/export.h"
 #include "rig/engine/socket.h"
 #include "rig/wire/codec.h"
 
 namespace rig::engine {
 
 class Connection;
+
+// RIG_STRIPE_WINDOW_BYTES as a count of bytes (read once), else 0 (StripeSet::set_window_bytes).
+RIG_API std::size_t default_stripe_window_bytes();
 
 class StripeSet {
  public:
@@ -36,6 +40,12 @@ class StripeSet {
   // bound. Sends: bytes unacknowledged (or held back by a shut window) for this long fail the
   // stripe's connection (Socket::set_silence_ms). 0: no bound on receives, TCP's on sends.
   void set_silence_ms(int ms);
+  // In the parallel path, at most this many bytes of a stripe go in one SQE (0: a window of up
+  // to IovCursor::kWindow iovecs, whatever their bytes: a contiguous copy's piece of a group is
+  // one SQE of 1 MiB on 4 stripes, a strided one's several of 64 rows). The default comes from
+  // RIG_STRIPE_WINDOW_BYTES (else 0), so a bench run can compare both shapes on one build
+  // (docs/TUNING.md, "Striping"). Set before the first transfer.
+  void set_window_bytes(std::size_t n) { window_bytes_ = n; }
   std::size_t size() const { return sockets_.size(); }
   Socket& at(std::size_t i) { return *sockets_[i]; }
 
@@ -92,6 +102,7 @@ class StripeSet {
   // Written only by the sending side (the turn holder): a kernel that refuses zero-copy sets 0.
   std::size_t zc_bytes_;
   int silence_ms_ = 0;  // set before the first transfer
+  std::size_t window_bytes_ = default_stripe_window_bytes();  // set before the first transfer
   std::vector<std::unique_ptr<Socket>> sockets_;
 };
 
