@@ -294,6 +294,48 @@ void record_other_word(remote::test_hook::Point p, std::uint32_t device) {
   }
 }
 
+// What a test of a stopped proxy's last write saw: device 2's value b, device 1's last value a,
+// device 1's word once written, device 2's word where the receiving thread claimed that write,
+// and the first byte of device 1's copy into this process.
+struct LastWrite {
+  std::uint64_t b = 0, a = 0, word1 = 0, other_seen = 0;
+  std::byte landed{};
+};
+
+// Submits b on device 2 (a copy between its own memory), then a on device 1 (8 bytes into this
+// process), and stops device 1 with that copy pending, so the receiving thread writes its last
+// value; sets `stopped` once stop returned (the agent's script waits for it). Returns once device
+// 1's word holds a (or after ten million looks) and device 2's word holds b.
+LastWrite stop_one_with_a_copy_pending(remote::Link& link, std::atomic<bool>& stopped) {
+  LastWrite seen;
+  Driven one(link, 1), two(link, 2);
+  auto r1 = one->alloc(edge::Memory::kDevice, 64);
+  auto r2 = two->alloc(edge::Memory::kDevice, 64);
+  if (!r1 || !r2) throw std::runtime_error("the fake agent refused an alloc");
+  Work w2, w1;
+  w2.between(*r2, 0, *r2, 0, 64);
+  std::array<std::byte, 8> here{};
+  w1.to_host(*r1, 0, here.data(), here.size());
+  seen.b = two.run(w2);
+  seen.a = one.run(w1);
+  g_other_seen.store(~std::uint64_t{0}, std::memory_order_relaxed);
+  g_other_word.store(two.word(), std::memory_order_release);  // pairs with the hook's acquire
+  remote::test_hook::set(&record_other_word);
+  one.stop();  // the copy is pending: the receiving thread writes the last value
+  stopped.store(true, std::memory_order_release);  // pairs with the script's acquire
+  // acquire: the receiving thread's release store of the last value.
+  std::atomic_ref<const std::uint64_t> word1(*one.word());
+  for (int i = 0; i < 10'000'000 && word1.load(std::memory_order_acquire) != seen.a; ++i) std::this_thread::yield();
+  remote::test_hook::set(nullptr);
+  seen.word1 = word1.load(std::memory_order_acquire);
+  seen.landed = here[0];
+  // acquire: pairs with the hook's release store.
+  seen.other_seen = g_other_seen.load(std::memory_order_acquire);
+  g_other_word.store(nullptr, std::memory_order_release);
+  two.wait(seen.b, 10000);
+  return seen;
+}
+
 // Device 1 is stopped with a copy into this process pending; then, in one read, the receiving
 // thread finds device 2's done report, the copy's bytes and device 1's report. The bytes let it
 // write device 1's last value, and the report of device 2 came before them: it is published
@@ -313,36 +355,38 @@ TEST(TimelineFake, AStoppedProxysLastWriteComesAfterAnotherWordsReportThatCameBe
     drain(fd);
   });
   auto job = remote::Job::create();
-  remote::Link& link = job->connect(agent.endpoint());
-  {
-    Driven one(link, 1), two(link, 2);
-    auto r1 = one->alloc(edge::Memory::kDevice, 64);
-    auto r2 = two->alloc(edge::Memory::kDevice, 64);
-    ASSERT_TRUE(r1 && r2);
-    Work w2, w1;
-    w2.between(*r2, 0, *r2, 0, 64);
-    std::array<std::byte, 8> here{};
-    w1.to_host(*r1, 0, here.data(), here.size());
-    const std::uint64_t b = two.run(w2), a = one.run(w1);
-    g_other_seen.store(~std::uint64_t{0}, std::memory_order_relaxed);
-    g_other_word.store(two.word(), std::memory_order_release);  // pairs with the hook's acquire
-    remote::test_hook::set(&record_other_word);
-    one.stop();  // the copy is pending: the receiving thread writes the last value
-    stopped.store(true, std::memory_order_release);  // pairs with the script's acquire
-    // acquire: the receiving thread's release store of the last value.
-    std::atomic_ref<const std::uint64_t> word1(*one.word());
-    for (int i = 0; i < 10'000'000 && word1.load(std::memory_order_acquire) != a; ++i) std::this_thread::yield();
-    remote::test_hook::set(nullptr);
-    ASSERT_EQ(word1.load(std::memory_order_acquire), a) << "the stopped proxy's last value was never written";
-    EXPECT_EQ(here[0], std::byte{0x5a});
-    // acquire: pairs with the hook's release store.
-    EXPECT_EQ(g_other_seen.load(std::memory_order_acquire), b)
-        << "device 1's last value was written before device 2's report that came ahead of its bytes";
-    g_other_word.store(nullptr, std::memory_order_release);
-    two.wait(b, 10000);
-  }
+  const LastWrite seen = stop_one_with_a_copy_pending(job->connect(agent.endpoint()), stopped);
+  ASSERT_EQ(seen.word1, seen.a) << "the stopped proxy's last value was never written";
+  EXPECT_EQ(seen.landed, std::byte{0x5a});
+  EXPECT_EQ(seen.other_seen, seen.b)
+      << "device 1's last value was written before device 2's report that came ahead of its bytes";
   EXPECT_FALSE(job->failed()) << job->fault_text();
   job->close();
+}
+
+// As above, but the copy's bytes never come: in one read, device 2's done report and a frame
+// that breaks the protocol. The receiving thread ends there and writes device 1's last value:
+// device 2's report, which came before the end, is published first (the end keeps the stream's
+// order too).
+TEST(TimelineFake, AReportThatCameBeforeTheLinksEndIsPublishedBeforeAStoppedProxysLastWrite) {
+  std::atomic<bool> stopped{false};
+  FakeAgent agent(2, [&stopped](int fd) {
+    answer_next_request(fd);
+    answer_next_request(fd);
+    const std::uint64_t b = read_handover(fd);
+    read_handover(fd);
+    // acquire: pairs with the test's release store after its stop returned.
+    while (!stopped.load(std::memory_order_acquire)) std::this_thread::yield();
+    Together().done(2, b).header(wire::FrameHeader{8, 0, 0}).write(fd);
+    drain(fd);
+  });
+  auto job = remote::Job::create();
+  const LastWrite seen = stop_one_with_a_copy_pending(job->connect(agent.endpoint()), stopped);
+  ASSERT_EQ(seen.word1, seen.a) << "the stopped proxy's last value was never written";
+  EXPECT_EQ(seen.other_seen, seen.b)
+      << "device 1's last value was written before device 2's report that came ahead of the link's end";
+  ASSERT_TRUE(job->failed()) << "a frame of unknown type did not fail the job";
+  EXPECT_NE(job->fault_text().find("unknown type"), std::string::npos) << job->fault_text();
 }
 
 TEST_F(Timeline, SleepWakesWhenTheWordMoves) {
