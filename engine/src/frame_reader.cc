@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "env_number.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
 #include "rig/wire/codec.h"
@@ -148,13 +149,7 @@ int FrameReader::stop_gathering() {
 }
 
 int default_poll_us() {
-  static const int us = [] {
-    const char* env = std::getenv("RIG_POLL_US");
-    if (env == nullptr || *env == '\0') return 0;
-    char* end = nullptr;
-    const long v = std::strtol(env, &end, 10);
-    return end != nullptr && *end == '\0' && v >= 0 && v <= 1'000'000 ? static_cast<int>(v) : 0;
-  }();
+  static const int us = static_cast<int>(env_number("RIG_POLL_US", 1'000'000).value_or(0));
   return us;
 }
 

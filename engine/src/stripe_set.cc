@@ -17,6 +17,7 @@
 #include "rig/engine/syscall_count.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
+#include "env_number.h"
 #include "uring_ring.h"
 
 namespace rig::engine {
@@ -44,13 +45,7 @@ struct Leg {
 }  // namespace
 
 std::size_t default_stripe_window_bytes() {
-  static const std::size_t bytes = [] {
-    const char* env = std::getenv("RIG_STRIPE_WINDOW_BYTES");
-    if (env == nullptr || *env == '\0') return std::size_t{0};
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(env, &end, 10);
-    return end != nullptr && *end == '\0' ? static_cast<std::size_t>(v) : std::size_t{0};
-  }();
+  static const std::size_t bytes = env_number("RIG_STRIPE_WINDOW_BYTES", SIZE_MAX).value_or(0);
   return bytes;
 }
 

@@ -2,11 +2,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,19 @@ std::vector<char*> environment_without_secret() {
   return env;
 }
 
+// `name` as execve needs it: itself if it holds a slash, else the first executable file of that
+// name in PATH (posix_spawnp's search, done before the fork).
+std::string executable_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  throw std::runtime_error("spawn rig-agent: " + name + " is not in PATH");
+}
+
 }  // namespace
 
 engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
@@ -75,17 +89,28 @@ AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  const std::string path = executable_path(argv_s.front());
   std::vector<char*> env = open ? environment_without_secret() : std::vector<char*>{};
-  const int rc = posix_spawnp(&pid_, argv[0], &fa, nullptr, argv.data(), open ? env.data() : environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(out[1]);
-  if (rc != 0) {
+  char** envp = open ? env.data() : environ;
+  // fork and execve, not posix_spawn: the child asks the kernel to kill it when this thread
+  // ends (PR_SET_PDEATHSIG), so an agent never outlives a test process that crashed or was
+  // killed. Between fork and exec the child makes only async-signal-safe calls.
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ < 0) {
+    const int e = errno;
     ::close(out[0]);
-    throw std::runtime_error(std::string("spawn rig-agent: ") + std::strerror(rc));
+    ::close(out[1]);
+    throw std::runtime_error(std::string("fork for rig-agent: ") + std::strerror(e));
   }
+  if (pid_ == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
+    ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
+    ::execve(path.c_str(), argv.data(), envp);
+    ::_exit(127);
+  }
+  ::close(out[1]);
   // The agent's first line names its endpoint.
   std::string line;
   char c = 0;

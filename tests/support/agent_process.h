@@ -1,4 +1,7 @@
-// A real rig-agent process for tests: started on a loopback port it picks, ended at scope exit.
+// A real rig-agent process for tests: started on a loopback port it picks, ended at scope exit,
+// and killed by the kernel when the thread that started it ends (PR_SET_PDEATHSIG), so that no
+// agent outlives a test process that crashed or was killed: start it on a thread that outlives
+// its use.
 // RIG_TEST_AGENT_ARGS adds options to every agent a test starts.
 #pragma once
 
