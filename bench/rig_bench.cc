@@ -62,43 +62,45 @@ rig::engine::Backend parse_backend(const std::string& b) {
   return rig::engine::default_backend();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
-  app.set_version_flag("--version", std::string("rig-bench ") + rig::wire::software_version() + " (protocol " +
-                                        std::to_string(rig::wire::kVersion) + ")");
+// The command line.
+struct Options {
   Settings s;
   // Empty: found beside this executable after parsing (the help names no path).
-  std::string agent, agent_path, backend = "auto";
+  std::string agent, agent_path, backend = "auto", secret_file;
   std::string json, plot, references, python = "/usr/bin/python3", plot_script;
   bool quick = false, handover_bytes = false, handovers_only = false;
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
   std::int64_t send_zc_bytes = -1;
-  app.add_option("--agent", agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
-  std::string secret_file;
-  app.add_option("--secret-file", secret_file,
+};
+
+void add_link_options(CLI::App& app, Options& o) {
+  app.add_option("--agent", o.agent, "HOST:PORT of a running rig-agent (default: start one on loopback)");
+  app.add_option("--secret-file", o.secret_file,
                  "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET; "
                  "an agent the bench starts gets a fresh one)");
-  app.add_option("--agent-path", agent_path, "the rig-agent to start (default: the one beside rig-bench)");
-  app.add_option("--backend", backend, "socket backend of the link (and of the agent started): auto, uring, plain")
+  app.add_option("--agent-path", o.agent_path, "the rig-agent to start (default: the one beside rig-bench)");
+  app.add_option("--backend", o.backend, "socket backend of the link (and of the agent started): auto, uring, plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
-  app.add_option("--stripes", stripes,
+  app.add_option("--stripes", o.stripes,
                  "data connections to stripe large copies over (default: none on loopback, 4 elsewhere; "
                  "the agent grants at most its --max-stripes)");
-  app.add_option("--stripe-min-bytes", stripe_min_bytes, "copies of at least this size go striped")
+  app.add_option("--stripe-min-bytes", o.stripe_min_bytes, "copies of at least this size go striped")
       ->capture_default_str();
-  app.add_option("--send-zc-bytes", send_zc_bytes,
+  app.add_option("--send-zc-bytes", o.send_zc_bytes,
                  "zero-copy threshold of the link's sends (and of the agent started): sends of at "
                  "least this many bytes use SEND_ZC; 0: never; -1: the default (off on loopback, "
                  "1 MiB otherwise, RIG_SEND_ZC_BYTES overrides); see docs/TUNING.md")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
-  app.add_flag("--handovers-only", handovers_only,
+}
+
+void add_measure_options(CLI::App& app, Options& o) {
+  Settings& s = o.s;
+  app.add_flag("--handovers-only", o.handovers_only,
                "only the tiny-handover figures (for profiling them: perf record -e cpu-clock -g)");
-  app.add_flag("--quick", quick,
+  app.add_flag("--quick", o.quick,
                "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
   app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
       ->capture_default_str()
@@ -120,125 +122,172 @@ int main(int argc, char** argv) {
   app.add_option("--threads", s.threads, "threads (a proxy each) of the combined handover rate")
       ->capture_default_str()
       ->check(CLI::Range(1u, 63u));
-  app.add_option("--json", json, "write every figure and the link counters to this JSON file");
-  app.add_option("--plot", plot, "draw bandwidth against size into this PNG (runs bench/plot.py)");
-  app.add_option("--references", references, "JSON of reference figures to draw as lines (scripts/bench writes it)");
-  app.add_option("--python", python, "python3 that has matplotlib")->capture_default_str();
-  app.add_option("--plot-script", plot_script, "the plot script (default: share/rig_remote/plot.py beside rig-bench)");
-  app.add_flag("--handover-bytes", handover_bytes,
-               "print the bytes of a tiny handover's message on the wire and exit");
-  CLI11_PARSE(app, argc, argv);
+}
 
+void add_output_options(CLI::App& app, Options& o) {
+  app.add_option("--json", o.json, "write every figure and the link counters to this JSON file");
+  app.add_option("--plot", o.plot, "draw bandwidth against size into this PNG (runs bench/plot.py)");
+  app.add_option("--references", o.references,
+                 "JSON of reference figures to draw as lines (scripts/bench writes it)");
+  app.add_option("--python", o.python, "python3 that has matplotlib")->capture_default_str();
+  app.add_option("--plot-script", o.plot_script,
+                 "the plot script (default: share/rig_remote/plot.py beside rig-bench)");
+  app.add_flag("--handover-bytes", o.handover_bytes,
+               "print the bytes of a tiny handover's message on the wire and exit");
+}
+
+// After parsing: the paths found beside this executable, and --quick's sizes where not given.
+void complete(const CLI::App& app, Options& o) {
   // Installed, rig-agent and plot.py lie in bin/ and share/rig_remote/; in the build tree, in
   // agent/ and share/rig_remote/ (bench/CMakeLists.txt copies plot.py there).
-  if (agent_path.empty()) agent_path = rig::bench::beside_self({"rig-agent", "../agent/rig-agent"});
-  if (plot_script.empty()) plot_script = rig::bench::beside_self({"../share/rig_remote/plot.py"});
-  if (handover_bytes) {
-    std::printf("%u\n", kTinyHandoverMessageBytes);
-    return 0;
-  }
-  if (quick) {
+  if (o.agent_path.empty()) o.agent_path = beside_self({"rig-agent", "../agent/rig-agent"});
+  if (o.plot_script.empty()) o.plot_script = beside_self({"../share/rig_remote/plot.py"});
+  if (o.quick) {
+    Settings& s = o.s;
     if (app.count("--min-time") == 0) s.min_time = 0.2;
     if (app.count("--max-size") == 0) s.max_size = 64 * kMiB;
     if (app.count("--batch-bytes") == 0) s.batch_bytes = 16 * kMiB;
     if (app.count("--rtt-count") == 0) s.rtt_count = 2000;
     if (app.count("--pipeline") == 0) s.pipeline = 1024;
   }
+}
 
+RunInfo run_info(const Options& o) {
   RunInfo info;
   info.started = utc_now();
-  info.quick = quick;
-  info.min_time = s.min_time;
-  info.max_size = s.max_size;
-  info.threads = s.threads;
+  info.quick = o.quick;
+  info.min_time = o.s.min_time;
+  info.max_size = o.s.max_size;
+  info.threads = o.s.threads;
   info.handover_message_bytes = kTinyHandoverMessageBytes;
-  info.send_zc_bytes = send_zc_bytes;
+  info.send_zc_bytes = o.send_zc_bytes;
+  return info;
+}
+
+// Without --agent: starts the bench's own agent on loopback (into `own`), with a fresh secret of
+// its own (kept in `secret`), and points `o` at both.
+void start_own_agent(Options& o, std::optional<rig::engine::PrivateSecretFile>& secret,
+                     std::optional<AgentProcess>& own) {
+  if (!o.agent.empty()) return;
+  secret.emplace();
+  o.secret_file = secret->path();
+  const Settings& s = o.s;
+  const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);
+  own.emplace(o.agent_path,
+              std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)), "--device-budget",
+                                       std::to_string(budget), "--backend", o.backend, "--send-zc-bytes",
+                                       std::to_string(o.send_zc_bytes), "--secret-file", o.secret_file});
+  o.agent = own->endpoint();
+  progress("started %s on %s (pid %d)", o.agent_path.c_str(), o.agent.c_str(), static_cast<int>(own->pid()));
+}
+
+rig::remote::Link& connect(rig::remote::Job& job, const Options& o, RunInfo& info) {
+  rig::remote::LinkOptions options;
+  options.backend = parse_backend(o.backend);
+  options.stripes = o.stripes;
+  options.stripe_min_bytes = o.stripe_min_bytes;
+  options.secret_file = o.secret_file;
+  if (o.send_zc_bytes >= 0) options.send_zc_bytes = static_cast<std::size_t>(o.send_zc_bytes);
+  rig::remote::Link& link = job.connect(o.agent, options);
+  info.agent = o.agent;
+  info.backend = link.backend();
+  info.stripes = static_cast<std::uint32_t>(link.stripes());
+  info.stripe_min_bytes = link.stripes() > 0 ? o.stripe_min_bytes : 0;
+  progress("connected to %s over %s; %zu devices besides the host; %zu stripes", o.agent.c_str(), link.backend(),
+           link.accounts().size() - 1, link.stripes());
+  if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
+  if (link.agent_status_supported()) {
+    read_agent_status(link.agent_status(), info);
+    if (!info.agent_settings.empty()) progress("the agent's settings: %s", info.agent_settings.c_str());
+  }
+  return link;
+}
+
+void print_totals(const Report& report, const CounterSnapshot& totals) {
+  report.print_table(stdout);
+  report.print_costs(stdout);
+  std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B; zero-copy sends %llu (kernel copied %llu)\n",
+              static_cast<unsigned long long>(totals.messages_sent),
+              static_cast<unsigned long long>(totals.send_calls),
+              static_cast<unsigned long long>(totals.payload_bytes_copied),
+              static_cast<unsigned long long>(totals.payload_bytes_direct),
+              static_cast<unsigned long long>(totals.bytes_staged),
+              static_cast<unsigned long long>(totals.zc_sends),
+              static_cast<unsigned long long>(totals.zc_copied));
+  std::fflush(stdout);
+}
+
+// The JSON (--json, or a temporary one for the plot) and the plot: 0, or 3 if the plot failed.
+int write_outputs(const Options& o, const Report& report, const RunInfo& info, const CounterSnapshot& totals) {
+  std::string results = o.json;
+  std::string temporary;
+  if (results.empty() && !o.plot.empty()) {
+    char name[] = "/tmp/rig-bench-XXXXXX.json";
+    const int fd = ::mkstemps(name, 5);
+    if (fd < 0) throw std::runtime_error("cannot create a temporary JSON file");
+    ::close(fd);
+    results = temporary = name;
+  }
+  if (!results.empty()) {
+    report.write_json(results, info, totals);
+    if (!o.json.empty()) progress("wrote %s", o.json.c_str());
+  }
+  if (o.plot.empty()) return 0;
+  const int rc = run_plot(PlotCommand{o.python, o.plot_script, results, o.references, o.plot});
+  if (!temporary.empty()) ::unlink(temporary.c_str());
+  if (rc != 0) {
+    std::fprintf(stderr, "rig-bench: the plot failed (%s %s exited with %d)\n", o.python.c_str(),
+                 o.plot_script.c_str(), rc);
+    return 3;
+  }
+  progress("wrote %s", o.plot.c_str());
+  return 0;
+}
+
+// Connects, measures, prints and writes: main's exit status.
+int run(Options& o) {
+  RunInfo info = run_info(o);
   Report report;
-  try {
-    std::optional<AgentProcess> own;
-    std::optional<rig::engine::PrivateSecretFile> own_secret;
-    if (agent.empty()) {
-      own_secret.emplace();  // the bench's own agent and link prove a secret of their own
-      secret_file = own_secret->path();
-      const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);
-      own.emplace(agent_path, std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)),
-                                                       "--device-budget", std::to_string(budget),
-                                                       "--backend", backend, "--send-zc-bytes",
-                                                       std::to_string(send_zc_bytes), "--secret-file",
-                                                       secret_file});
-      agent = own->endpoint();
-      progress("started %s on %s (pid %d)", agent_path.c_str(), agent.c_str(), static_cast<int>(own->pid()));
-    }
-    info.agent = agent;
-    info.own_agent = own.has_value();
+  std::optional<rig::engine::PrivateSecretFile> own_secret;  // the bench's own agent and link prove it
+  std::optional<AgentProcess> own;
+  start_own_agent(o, own_secret, own);
+  info.own_agent = own.has_value();
+  auto job = rig::remote::Job::create();
+  rig::remote::Link& link = connect(*job, o, info);
+  const std::unique_ptr<AgentWatch> watch = make_agent_watch(link, own ? own->pid() : 0);
+  progress("the agent's side of the costs: %s%s", watch->source().c_str(),
+           watch->syscalls_measured() ? "" : " (its system calls not measured)");
+  {
+    Fixture fx(link, 1, o.s.region_bytes());
+    fx.set_agent_watch(*watch);
+    CloseOnError close_on_error(*job);
+    if (!o.handovers_only) bench_copies(fx, o.s, report);
+    bench_handovers(fx, o.s, report);
+  }
+  const CounterSnapshot totals = CounterSnapshot::of(link.counters());
+  job->close();
+  print_totals(report, totals);
+  return write_outputs(o, report, info, totals);
+}
 
-    auto job = rig::remote::Job::create();
-    rig::remote::LinkOptions options;
-    options.backend = parse_backend(backend);
-    options.stripes = stripes;
-    options.stripe_min_bytes = stripe_min_bytes;
-    options.secret_file = secret_file;
-    if (send_zc_bytes >= 0) options.send_zc_bytes = static_cast<std::size_t>(send_zc_bytes);
-    rig::remote::Link& link = job->connect(agent, options);
-    info.backend = link.backend();
-    info.stripes = static_cast<std::uint32_t>(link.stripes());
-    info.stripe_min_bytes = link.stripes() > 0 ? stripe_min_bytes : 0;
-    progress("connected to %s over %s; %zu devices besides the host; %zu stripes", agent.c_str(),
-             link.backend(), link.accounts().size() - 1, link.stripes());
-    if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
-    const std::unique_ptr<AgentWatch> watch = make_agent_watch(link, own ? own->pid() : 0);
-    if (link.agent_status_supported()) {
-      read_agent_status(link.agent_status(), info);
-      if (!info.agent_settings.empty()) progress("the agent's settings: %s", info.agent_settings.c_str());
-    }
-    progress("the agent's side of the costs: %s%s", watch->source().c_str(),
-             watch->syscalls_measured() ? "" : " (its system calls not measured)");
-    {
-      Fixture fx(link, 1, s.region_bytes());
-      fx.set_agent_watch(*watch);
-      CloseOnError close_on_error(*job);
-      if (!handovers_only) bench_copies(fx, s, report);
-      bench_handovers(fx, s, report);
-    }
-    const CounterSnapshot totals = CounterSnapshot::of(link.counters());
-    job->close();
+}  // namespace
 
-    report.print_table(stdout);
-    report.print_costs(stdout);
-    std::printf("link: %llu messages sent in %llu send calls; payload copied in user space %llu B, received in place %llu B, staged %llu B; zero-copy sends %llu (kernel copied %llu)\n",
-                static_cast<unsigned long long>(totals.messages_sent),
-                static_cast<unsigned long long>(totals.send_calls),
-                static_cast<unsigned long long>(totals.payload_bytes_copied),
-                static_cast<unsigned long long>(totals.payload_bytes_direct),
-                static_cast<unsigned long long>(totals.bytes_staged),
-                static_cast<unsigned long long>(totals.zc_sends),
-                static_cast<unsigned long long>(totals.zc_copied));
-    std::fflush(stdout);
-
-    std::string results = json;
-    std::string temporary;
-    if (results.empty() && !plot.empty()) {
-      char name[] = "/tmp/rig-bench-XXXXXX.json";
-      const int fd = ::mkstemps(name, 5);
-      if (fd < 0) throw std::runtime_error("cannot create a temporary JSON file");
-      ::close(fd);
-      results = temporary = name;
-    }
-    if (!results.empty()) {
-      report.write_json(results, info, totals);
-      if (!json.empty()) progress("wrote %s", json.c_str());
-    }
-    if (!plot.empty()) {
-      const int rc = run_plot(PlotCommand{python, plot_script, results, references, plot});
-      if (!temporary.empty()) ::unlink(temporary.c_str());
-      if (rc != 0) {
-        std::fprintf(stderr, "rig-bench: the plot failed (%s %s exited with %d)\n", python.c_str(),
-                     plot_script.c_str(), rc);
-        return 3;
-      }
-      progress("wrote %s", plot.c_str());
-    }
+int main(int argc, char** argv) {
+  CLI::App app{"rig-bench: copy bandwidth and tiny-handover figures of rig-remote, end to end"};
+  app.set_version_flag("--version", std::string("rig-bench ") + rig::wire::software_version() + " (protocol " +
+                                        std::to_string(rig::wire::kVersion) + ")");
+  Options o;
+  add_link_options(app, o);
+  add_measure_options(app, o);
+  add_output_options(app, o);
+  CLI11_PARSE(app, argc, argv);
+  complete(app, o);
+  if (o.handover_bytes) {
+    std::printf("%u\n", kTinyHandoverMessageBytes);
     return 0;
+  }
+  try {
+    return run(o);
   } catch (const BytesDiffer& e) {
     std::fprintf(stderr, "rig-bench: FAILED: %s\n", e.what());
     return 2;
