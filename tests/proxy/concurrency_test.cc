@@ -23,6 +23,7 @@ std::uint64_t fnv(const std::byte* p, std::size_t n) {
 }
 
 TEST_F(Concurrency, ProxiesSubmitOnTheirOwnThreadsWhileOthersAllocFreeAndSleep) {
+  RIG_NEED_DEVICES(*link_, 3);
   constexpr int kProxies = 3, kRounds = 60;
   std::vector<std::unique_ptr<Driven>> devs;
   for (int i = 1; i <= kProxies; ++i) devs.push_back(std::make_unique<Driven>(*link_, i));
@@ -110,6 +111,7 @@ end
 // of proxies of this link and of other links, all while a proxy submits round trips checked by
 // checksum. Each call's answer is checked; in the TSan build a race between any two fails it.
 TEST_F(Concurrency, ImageEntryPrepareUnloadMapPeerAndStopRunWhileAnotherProxySubmits) {
+  RIG_NEED_DEVICES(*link_, 3);
   Driven submitter(*link_, 1), mapper(*link_, 2), host(*link_, 0);
   const std::vector<std::byte> binary = assemble(kTwoFunctions);
   auto loaded = host->image(binary);
@@ -260,6 +262,7 @@ void load_through(remote::Link& link, remote::Job& job, int rounds, int& exact, 
 }
 
 TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
+  RIG_NEED_DEVICES(*link_, 2);
   remote::LinkOptions options;
   options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 1000, .max_recv_chunk = 777});
   auto job = remote::Job::create();
@@ -271,6 +274,7 @@ TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
 }
 
 TEST_F(Concurrency, AConnectionLostUnderLoadFailsTheJobAndNothingHangs) {
+  RIG_NEED_DEVICES(*link_, 2);
   remote::LinkOptions options;
   options.faults = std::make_shared<const engine::Faults>(engine::Faults{.lose_after_bytes = 3u << 20});
   auto job = remote::Job::create();

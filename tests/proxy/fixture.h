@@ -29,6 +29,31 @@ inline std::vector<std::byte> assemble(const std::string& text) {
   return std::get<std::vector<std::byte>>(out);
 }
 
+// The devices the agent opened besides its host: the suite's three simulated ones, as many as
+// the machine has GPUs where the suite runs on CUDA (RIG_TEST_DEVICES=cuda), or at most
+// RIG_TEST_DEVICE_COUNT's (ctest's proxy_tests_one_device, as on a host with one GPU).
+inline std::size_t devices_of(const remote::Link& link) { return link.accounts().size() - 1; }
+
+// Skips the test, saying why, where the agent opened fewer than `n` devices besides its host.
+#define RIG_NEED_DEVICES(link, n)                                                               \
+  do {                                                                                         \
+    if (::rig::test::devices_of(link) < (n)) {                                                 \
+      GTEST_SKIP() << "skipped: the agent has " << ::rig::test::devices_of(link)               \
+                   << " device(s) besides its host (one GPU?); the test needs " << (n);        \
+    }                                                                                          \
+  } while (0)
+
+// Skips the test, saying why, unless the agent's device `id` reaches no other device's memory
+// (the suite's --isolated device; GPUs of one machine may all reach each other).
+#define RIG_NEED_ISOLATED(link, id)                                                             \
+  do {                                                                                         \
+    const auto* isolated_account = (link).account(id);                                         \
+    if (isolated_account == nullptr || isolated_account->reaches != (1ull << (id))) {          \
+      GTEST_SKIP() << "skipped: the agent has no device " << (id)                              \
+                   << " that reaches no other device's memory (its devices are GPUs?)";        \
+    }                                                                                          \
+  } while (0)
+
 class AgentSuite : public ::testing::Test {
  public:
   static void SetUpTestSuite() {

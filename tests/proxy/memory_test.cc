@@ -81,6 +81,7 @@ TEST_F(Memory, FreeOfTheWordSendsNothing) {
 }
 
 TEST_F(Memory, FreeComesAfterEarlierWorkAndTheAgentKeepsTheMemoryForIt) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto src = a->alloc(edge::Memory::kDevice, 1 << 20);
   auto gate = b->alloc(edge::Memory::kDevice, 64);
@@ -114,6 +115,7 @@ TEST_F(Memory, LocateOfMemoryIsItsHandleAlone) {
 }
 
 TEST_F(Memory, LocateOfTheWordIsTheDeviceIdItsAddressAndHandleZero) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven dev(*link_, 2);
   const edge::Location l = remote::Proxy::locate(dev->facts().word);
   ASSERT_TRUE(l.address);
@@ -124,6 +126,8 @@ TEST_F(Memory, LocateOfTheWordIsTheDeviceIdItsAddressAndHandleZero) {
 }
 
 TEST_F(Memory, PeerFollowsTheAccountWithTheLargerId) {
+  RIG_NEED_DEVICES(*link_, 3);
+  RIG_NEED_ISOLATED(*link_, 3);
   Driven a(*link_, 1), b(*link_, 2), isolated(*link_, 3);
   ASSERT_TRUE((link_->account(2)->reaches >> 1) & 1u);
   ASSERT_FALSE((link_->account(3)->reaches >> 1) & 1u);  // the agent runs with --isolated 3
@@ -153,6 +157,7 @@ TEST(MemoryFake, PeerFollowsTheAccountWithTheLargerIdWhereReachIsNotSymmetric) {
 }
 
 TEST_F(Memory, MapPeerIsNoneWhereTheAgentCannotMap) {
+  RIG_NEED_ISOLATED(*link_, 3);
   Driven a(*link_, 1), isolated(*link_, 3);
   auto r = isolated->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
@@ -161,6 +166,7 @@ TEST_F(Memory, MapPeerIsNoneWhereTheAgentCannotMap) {
 }
 
 TEST_F(Memory, AMappingKeepsTheMemoryUntilItIsFreedAndFreeingItLeavesTheOriginal) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto rb = b->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(rb);
@@ -187,6 +193,7 @@ TEST_F(Memory, AMappingKeepsTheMemoryUntilItIsFreedAndFreeingItLeavesTheOriginal
 }
 
 TEST_F(Memory, MapPeerRaisesFaultOnceTheJobFailedAndOnceTheCloseBegan) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto rb = b->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(rb);
@@ -207,6 +214,7 @@ TEST_F(Memory, MapPeerRaisesFaultOnceTheJobFailedAndOnceTheCloseBegan) {
 }
 
 TEST_F(Memory, AfterFailureTheCallsThatDoNotAskBehaveAsBefore) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto r = a->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
@@ -236,6 +244,7 @@ TEST_F(Memory, PeerAndMapPeerAcrossLinksAreFalseAndNone) {
 }
 
 TEST_F(Memory, AWordMapsAsItself) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   const remote::Region w = b->facts().word;
   const std::uint64_t before = sent();
@@ -247,6 +256,7 @@ TEST_F(Memory, AWordMapsAsItself) {
 }
 
 TEST_F(Memory, MapPeerMakesANewObjectOverTheSameMemory) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto rb = b->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(rb);

@@ -26,6 +26,7 @@ TEST_F(Room, WaitsThatStayHereNeverCountHoweverMany) {
 }
 
 TEST_F(Room, TravellingWaitsAreMergedPerDeviceKeepingTheLargestValue) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto ra = a->alloc(edge::Memory::kDevice, 64);
   auto rb = b->alloc(edge::Memory::kDevice, 64);

@@ -60,6 +60,7 @@ TEST_F(Submit, RoomIsNeverForCopiesItCannotRun) {
 }
 
 TEST_F(Submit, RoomIsLaterWhileMoreThan64MiBAreInFlightAndFitsWithNothingInFlight) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), gate(*link_, 2);
   auto big = a->alloc(edge::Memory::kDevice, 80u << 20);
   auto g = gate->alloc(edge::Memory::kDevice, 64);
@@ -80,6 +81,7 @@ TEST_F(Submit, RoomIsLaterWhileMoreThan64MiBAreInFlightAndFitsWithNothingInFligh
 }
 
 TEST_F(Submit, WaitsOnProxiesOfTheLinkTravelInTheHandover) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto ra = a->alloc(edge::Memory::kDevice, 64);
   auto rb = b->alloc(edge::Memory::kDevice, 64);
@@ -138,6 +140,7 @@ TEST_F(Submit, ACopyFromHereWaitsUntilTheEarlierCopyIntoHereLanded) {
 }
 
 TEST_F(Submit, ACopyFromHereWaitsHereForTheWaitsOfTheLinksProxies) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto ra = a->alloc(edge::Memory::kDevice, 4096);
   auto rb = b->alloc(edge::Memory::kDevice, 4096);
@@ -279,6 +282,7 @@ TEST_F(Submit, ASubmitWaitingHereReturnsOnceTheCloseBegins) {
 }
 
 TEST_F(Submit, ASubmitWaitingHereReturnsOnceTheJobFails) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto ra = a->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(ra);

@@ -67,6 +67,7 @@ TEST_F(Timeline, SleepReturnsByStillMsWhenNothingMoves) {
 }
 
 TEST_F(Timeline, SleepWithTheLargestStillMsWaitsAndTheCloseWakesEverySleeperWithoutFault) {
+  RIG_NEED_DEVICES(*link_, 2);
   Driven a(*link_, 1), b(*link_, 2);
   auto forever = sleep_async(a.proxy(), 0, UINT64_MAX);  // no overflow: it waits
   auto hour = sleep_async(b.proxy(), 0, 3600'000);

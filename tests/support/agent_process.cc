@@ -60,6 +60,21 @@ std::string executable_path(const std::string& name) {
   throw std::runtime_error("spawn rig-agent: " + name + " is not in PATH");
 }
 
+// RIG_TEST_DEVICE_COUNT=N: the agent opens at most N simulated devices besides its host, as a
+// host with N GPUs gives the suite on CUDA (RIG_TEST_DEVICES=cuda); an isolated device past N
+// is dropped. Tests that need more devices skip, saying so (fixture.h: RIG_NEED_DEVICES).
+void limit_devices(std::vector<std::string>& argv) {
+  const char* limit = std::getenv("RIG_TEST_DEVICE_COUNT");
+  if (limit == nullptr || *limit == '\0') return;
+  const unsigned long n = std::strtoul(limit, nullptr, 10);
+  for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] != "--devices" && argv[i] != "--isolated") continue;
+    const unsigned long v = std::strtoul(argv[i + 1].c_str(), nullptr, 10);
+    if (argv[i] == "--devices" && v > n) argv[i + 1] = std::to_string(n);
+    if (argv[i] == "--isolated" && v > n) argv[i + 1] = std::to_string(0);
+  }
+}
+
 }  // namespace
 
 engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
@@ -85,6 +100,7 @@ AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector
     for (std::string w; words >> w;) argv_s.push_back(w);
   }
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  limit_devices(argv_s);
   argv_s.insert(argv_s.begin(), wrapper.begin(), wrapper.end());
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "rig/remote/job.h"
 
 namespace rig::test {
 namespace {
@@ -25,6 +26,17 @@ TEST(AgentProcess, AnAgentStartedOnTheTestsThreadRunsUntilItsScopeEnds) {
   AgentProcess agent;
   EXPECT_TRUE(agent.alive());
   EXPECT_FALSE(agent.endpoint().empty());
+}
+
+// RIG_TEST_DEVICE_COUNT=1: the suite meets one device besides the host, as on a one-GPU host.
+TEST(AgentProcess, RigTestDeviceCountCapsTheDevicesTheAgentOpens) {
+  ::setenv("RIG_TEST_DEVICE_COUNT", "1", 1);
+  AgentProcess agent({"--devices", "3", "--isolated", "3"});
+  ::unsetenv("RIG_TEST_DEVICE_COUNT");
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  EXPECT_EQ(link.accounts().size(), 2u) << "the host and one device";
+  job->close();
 }
 
 }  // namespace
