@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace rig::agent {
@@ -54,15 +55,15 @@ std::string CudaDriver::error(const char* call, CUresult rc) const {
          (text != nullptr ? text : "no message from the driver") + ")";
 }
 
-bool CudaDriver::resolve(void* get_proc, std::string& why) {
+bool CudaDriver::resolve(void* get_proc, int at, std::string& why) {
   auto get = reinterpret_cast<GetProcAddress>(get_proc);
   CUdriverProcAddressQueryResult status{};
   CUresult rc = CUDA_SUCCESS;
 #define RIG_CUDA_RESOLVE(name)                                                                            \
-  rc = get(#name, reinterpret_cast<void**>(&name), CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);   \
+  rc = get(#name, reinterpret_cast<void**>(&name), at, CU_GET_PROC_ADDRESS_DEFAULT, &status);             \
   if (rc != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || name == nullptr) {                   \
     why = std::string("the CUDA driver has no entry point " #name " for CUDA ") +                         \
-          cuda_version_string(CUDA_VERSION) + " (cuGetProcAddress: result " + std::to_string(rc) +       \
+          cuda_version_string(at) + " (cuGetProcAddress: result " + std::to_string(rc) +                 \
           ", status " + std::to_string(status) + ")";                                                     \
     return false;                                                                                          \
   }
@@ -87,7 +88,8 @@ const CudaDriver* CudaDriver::load(std::string& why) {
     if (!check_version(lib, get_proc, version, reason)) return;
     auto* d = new CudaDriver();
     d->version_ = version;
-    if (!d->resolve(get_proc, reason)) {
+    // A driver refuses a version past its own (CUDA_ERROR_INVALID_VALUE): ask at the older.
+    if (!d->resolve(get_proc, std::min(version, CUDA_VERSION), reason)) {
       delete d;
       return;
     }

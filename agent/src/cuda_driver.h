@@ -1,6 +1,7 @@
 // The CUDA driver, loaded at run time: libcuda.so.1 by dlopen and every entry point through
-// cuGetProcAddress at the toolkit's CUDA_VERSION (so each call takes the ABI this build was
-// compiled against: cuMemAlloc is cuMemAlloc_v2, and so on). Nothing links libcuda, so the one
+// cuGetProcAddress at the toolkit's CUDA_VERSION, or at the driver's own where it is older (a
+// driver refuses a version past its own; the entry points used keep the ABI this build was
+// compiled against from CUDA 12.0 on: cuMemAlloc is cuMemAlloc_v2, and so on). Nothing links libcuda, so the one
 // rig-agent binary runs on machines without a GPU or a driver; there load() says why not.
 #pragma once
 
@@ -18,7 +19,7 @@ namespace rig::agent {
   X(cuCtxEnablePeerAccess) X(cuPointerGetAttribute) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemsetD8Async)           \
   X(cuMemcpyAsync) X(cuMemcpy2DAsync) X(cuMemHostRegister) X(cuMemHostUnregister) X(cuStreamCreate)                 \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)    \
-  X(cuEventQuery)
+  X(cuEventQuery) X(cuStreamWaitEvent)
 
 class CudaDriver {
  public:
@@ -41,8 +42,9 @@ class CudaDriver {
 
  private:
   CudaDriver() = default;
-  // Resolves every entry point through `get_proc` (cuGetProcAddress_v2); false with why.
-  bool resolve(void* get_proc, std::string& why);
+  // Resolves every entry point through `get_proc` (cuGetProcAddress_v2) at CUDA version `at`;
+  // false with why.
+  bool resolve(void* get_proc, int at, std::string& why);
 
   int version_ = 0;
 };

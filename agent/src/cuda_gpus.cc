@@ -18,6 +18,13 @@ bool cuda_error_is_sticky(CUresult rc) {
     case CUDA_ERROR_LAUNCH_TIMEOUT:
     case CUDA_ERROR_CONTEXT_IS_DESTROYED:
     case CUDA_ERROR_UNKNOWN:
+    case CUDA_ERROR_MPS_CLIENT_TERMINATED:
+    case CUDA_ERROR_EXTERNAL_DEVICE:
+#if CUDA_VERSION >= 12080
+    // cuda.h: "leaves the process in an inconsistent state" (Hopper's error containment).
+    case CUDA_ERROR_CONTAINED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+#endif
       return true;
     default:
       return false;

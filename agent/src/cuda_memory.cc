@@ -26,7 +26,10 @@ std::shared_ptr<CudaMemory> CudaMemory::allocate(std::shared_ptr<CudaGpus::Hold>
 CudaMemory::~CudaMemory() {
   const CudaDriver& d = gpu_->driver();
   // A lost GPU's context refuses this too; its memory goes with the context.
-  if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) d.cuMemFree(address_);
+  if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
+    if (zeroed_ != nullptr) d.cuEventDestroy(zeroed_);
+    d.cuMemFree(address_);
+  }
   budget_->left += bytes();
 }
 

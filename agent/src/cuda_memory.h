@@ -26,11 +26,17 @@ class CudaMemory final : public Memory {
 
   // The allocation's address in the process's unified address space.
   CUdeviceptr address() const { return address_; }
+  // Recorded on the owning GPU's stream after the zeroing: another GPU's stream waits for it
+  // before its first copy into or out of this memory (nullptr: not zeroed yet). Owned: the
+  // destructor destroys it.
+  CUevent zeroed() const { return zeroed_; }
+  void set_zeroed(CUevent e) { zeroed_ = e; }
 
  private:
   std::shared_ptr<CudaGpus::Hold> gpu_;  // keeps the context the allocation lives in
   CUdeviceptr address_;
   std::shared_ptr<Budget> budget_;
+  CUevent zeroed_ = nullptr;
 };
 
 }  // namespace rig::agent

@@ -10,6 +10,7 @@
 
 #include "cuda_gpus.h"
 #include "host_pinning.h"
+#include "memory.h"
 
 namespace rig::agent {
 
@@ -18,6 +19,7 @@ class CudaPinning final : public HostPinning {
   // Registers in the first GPU's primary context (held while this lives); portable, so every
   // GPU's copies see the buffers pinned.
   static constexpr std::uint64_t kMinBytes = 64 << 10;
+  static_assert(kMinBytes >= RamMemory::kPageAlignedBytes, "objects the GPU pins own their pages");
   explicit CudaPinning(const CudaGpus& gpus) : gpu_(std::make_shared<CudaGpus::Hold>(gpus, 0)) {}
   ~CudaPinning() override;
 

@@ -86,9 +86,25 @@ std::shared_ptr<Memory> CudaDevice::allocate(std::uint64_t bytes) {
   if (!usable(why)) return nullptr;
   CUresult rc = CUDA_SUCCESS;
   auto memory = CudaMemory::allocate(gpu_, id(), bytes, budget_, rc);
-  if (!memory) return nullptr;  // no room (CUDA_ERROR_OUT_OF_MEMORY) or refused: the page's None
-  // Zeroed, as every device's fresh memory is: ordered before any copy the stream runs later.
-  if (!check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_), why)) {
+  if (!memory) {
+    // No room (past the budget, CUDA_ERROR_OUT_OF_MEMORY) or a size the driver refuses: the
+    // page's None. Anything else is the GPU failing: the job fails (a sticky error loses it).
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_OUT_OF_MEMORY && rc != CUDA_ERROR_INVALID_VALUE &&
+        !check("cuMemAlloc", rc, why)) {
+      fault_ = why;
+    }
+    return nullptr;
+  }
+  // Zeroed, as every device's fresh memory is: ordered before any copy this stream runs later,
+  // and, through the event, before another GPU's copies of it (wait_zeroed).
+  CUevent zeroed = nullptr;
+  if (!check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_), why) ||
+      !check("cuEventCreate", driver_.cuEventCreate(&zeroed, CU_EVENT_DISABLE_TIMING), why)) {
+    fault_ = why;
+    return nullptr;
+  }
+  memory->set_zeroed(zeroed);
+  if (!check("cuEventRecord", driver_.cuEventRecord(zeroed, stream_), why)) {
     fault_ = why;
     return nullptr;
   }
@@ -124,21 +140,33 @@ bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
     return false;
   }
   e.address = m->address() + p.offset;
+  e.memory = m;
+  return true;
+}
+
+bool CudaDevice::wait_zeroed(const End& e, std::string& why) {
+  if (e.memory == nullptr || e.memory->device() == id() || e.memory->zeroed() == nullptr) return true;
+  return check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0), why);
+}
+
+bool CudaDevice::issue_rows(const End& dst, const End& src, Shape shape, std::string& why) {
+  for (std::uint64_t r = 0; r < shape.rows; ++r) {
+    if (!check("cuMemcpyAsync",
+               driver_.cuMemcpyAsync(dst.address + r * dst.pitch, src.address + r * src.pitch, shape.row_bytes, stream_),
+               why))
+      return false;
+  }
   return true;
 }
 
 bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string& why) {
-  if (!usable(why)) return false;
+  if (!usable(why) || !wait_zeroed(dst, why) || !wait_zeroed(src, why)) return false;
   const bool packed = shape.rows == 1 || (dst.pitch == shape.row_bytes && src.pitch == shape.row_bytes);
-  if (packed || dst.pitch > kMaxPitch || src.pitch > kMaxPitch) {
-    // One copy of the whole run, or row by row where the pitch is past what a 2D copy takes.
-    const std::uint64_t n = packed ? 1 : shape.rows;
-    const std::uint64_t bytes = packed ? shape.rows * shape.row_bytes : shape.row_bytes;
-    for (std::uint64_t r = 0; r < n; ++r) {
-      if (!check("cuMemcpyAsync",
-                 driver_.cuMemcpyAsync(dst.address + r * dst.pitch, src.address + r * src.pitch, bytes, stream_), why))
-        return false;
-    }
+  if (packed) {
+    const std::uint64_t bytes = shape.rows * shape.row_bytes;
+    if (!check("cuMemcpyAsync", driver_.cuMemcpyAsync(dst.address, src.address, bytes, stream_), why)) return false;
+  } else if (dst.pitch > kMaxPitch || src.pitch > kMaxPitch) {
+    if (!issue_rows(dst, src, shape, why)) return false;  // past what a 2D copy takes
   } else {
     CUDA_MEMCPY2D m{};
     m.srcMemoryType = src.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
@@ -151,7 +179,16 @@ bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string&
     m.dstPitch = dst.pitch;
     m.WidthInBytes = shape.row_bytes;
     m.Height = shape.rows;
-    if (!check("cuMemcpy2DAsync", driver_.cuMemcpy2DAsync(&m, stream_), why)) return false;
+    const CUresult rc = driver_.cuMemcpy2DAsync(&m, stream_);
+    // cuda.h: within one device, a 2D copy "may fail for pitches not computed by
+    // cuMemAllocPitch()": such rows go one by one.
+    const bool within_device = !src.host && !dst.host && src.memory != nullptr && dst.memory != nullptr &&
+                               src.memory->device() == dst.memory->device();
+    if (rc == CUDA_ERROR_INVALID_VALUE && within_device) {
+      if (!issue_rows(dst, src, shape, why)) return false;
+    } else if (!check("cuMemcpy2DAsync", rc, why)) {
+      return false;
+    }
   }
   return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why);
 }

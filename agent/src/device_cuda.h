@@ -18,6 +18,8 @@
 
 namespace rig::agent {
 
+class CudaMemory;
+
 class CudaDevice final : public Device {
  public:
   // GPU `ordinal` of `gpus` as device `id` for one job: its budget min(free memory now, cap);
@@ -48,6 +50,7 @@ class CudaDevice final : public Device {
     bool host = false;
     std::uintptr_t address = 0;
     std::uint64_t pitch = 0;
+    const CudaMemory* memory = nullptr;  // a GPU's memory: the allocation (its zeroing event)
   };
   bool end_of(const Place& p, End& e, std::string& why) const;
   // Issues shape's rows from src to dst on the stream and records tail_ after them.
@@ -58,6 +61,11 @@ class CudaDevice final : public Device {
   // False (with the call's error) unless rc is CUDA_SUCCESS; a sticky error loses the GPU.
   bool check(const char* call, CUresult rc, std::string& why) const;
   CUevent take_event(std::string& why);
+  // Orders the stream after the zeroing of an end in another GPU's memory (its own stream
+  // zeroed it, unordered with this one).
+  bool wait_zeroed(const End& e, std::string& why);
+  // Issues shape's rows one copy each (pitches a 2D copy does not take).
+  bool issue_rows(const End& dst, const End& src, Shape shape, std::string& why);
 
   const CudaDriver& driver_;
   std::shared_ptr<CudaGpus::Hold> gpu_;

@@ -9,16 +9,21 @@
 namespace rig::agent {
 namespace {
 
-// Zeroed, 64-byte aligned RAM. Under ThreadSanitizer from the C library, whose allocator TSan
+constexpr std::uint64_t kPage = 4096;
+
+// Zeroed RAM, 64-byte aligned, or page-aligned and rounded up to whole pages from
+// RamMemory::kPageAlignedBytes. Under ThreadSanitizer from the C library, whose allocator TSan
 // instruments: Debian's mimalloc is not built for TSan, which then reports its reuse of memory
 // that another thread freed as a race.
 std::byte* zalloc(std::uint64_t bytes) {
+  const std::uint64_t align = bytes >= RamMemory::kPageAlignedBytes ? kPage : 64;
+  const std::uint64_t rounded = (bytes + align - 1) & ~(align - 1);
 #if defined(RIG_TSAN)
-  void* p = std::aligned_alloc(64, (bytes + 63) & ~std::uint64_t{63});
-  if (p != nullptr) std::memset(p, 0, bytes);
+  void* p = std::aligned_alloc(align, rounded);
+  if (p != nullptr) std::memset(p, 0, rounded);
   return static_cast<std::byte*>(p);
 #else
-  return static_cast<std::byte*>(mi_zalloc_aligned(bytes, 64));
+  return static_cast<std::byte*>(mi_zalloc_aligned(rounded, align));
 #endif
 }
 

@@ -45,6 +45,11 @@ class Memory {
 // device: what the machine's host and simulated devices allocate.
 class RamMemory final : public Memory {
  public:
+  // From this size on, an object owns whole pages (page-aligned, its size rounded up): a GPU
+  // may pin it (cuMemHostRegister), and a page shared with another pinned range cannot be
+  // registered again. mimalloc's size classes from 64 KiB give whole pages anyway (so no test
+  // here tells the difference); this holds it for any allocator.
+  static constexpr std::uint64_t kPageAlignedBytes = 64 << 10;
   // nullptr when `bytes` is past what the budget has left or RAM runs out. `pinning`: pins the
   // memory while it lives (the host's objects while the job has GPUs), else null.
   static std::shared_ptr<RamMemory> allocate(std::uint32_t device, std::uint64_t bytes,
