@@ -211,6 +211,8 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
   o["agent_version"] = info.agent_version;
   o["agent_settings"] = info.agent_settings.empty() ? Json(nullptr) : Json::parse(info.agent_settings, nullptr, false);
   o["own_agent"] = info.own_agent;
+  o["device_kind"] = info.device_kind.empty() ? Json(nullptr) : Json(info.device_kind);
+  o["devices"] = info.devices;
   o["backend"] = info.backend;
   o["stripes"] = info.stripes;
   o["stripe_min_bytes"] = info.stripe_min_bytes;

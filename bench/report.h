@@ -105,6 +105,10 @@ struct RunInfo {
   // The agent's transport settings from its status query, a JSON object's text ("" without
   // one): an agent rig-bench did not start is otherwise known only by its endpoint.
   std::string agent_settings;
+  // The devices besides the host: the kind asked of an agent rig-bench started ("sim", "cuda",
+  // "auto"; "" for --agent), and each account's "name (arch)" as the agent announced it.
+  std::string device_kind;
+  std::vector<std::string> devices;
 };
 
 class Report {

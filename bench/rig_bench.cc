@@ -66,7 +66,7 @@ rig::engine::Backend parse_backend(const std::string& b) {
 struct Options {
   Settings s;
   // Empty: found beside this executable after parsing (the help names no path).
-  std::string agent, agent_path, backend = "auto", secret_file;
+  std::string agent, agent_path, backend = "auto", secret_file, device_kind = "sim";
   std::string json, plot, references, python = "/usr/bin/python3", plot_script;
   bool quick = false, handover_bytes = false, handovers_only = false;
   int stripes = rig::remote::LinkOptions::kAuto;
@@ -83,6 +83,11 @@ void add_link_options(CLI::App& app, Options& o) {
   app.add_option("--backend", o.backend, "socket backend of the link (and of the agent started): auto, uring, plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
+  app.add_option("--device-kind", o.device_kind,
+                 "the devices of the agent rig-bench starts: sim (simulated), cuda (the machine's GPUs) or "
+                 "auto (rig-agent --device-kind)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
   app.add_option("--stripes", o.stripes,
                  "data connections to stripe large copies over (default: none on loopback, 4 elsewhere; "
                  "the agent grants at most its --max-stripes)");
@@ -119,6 +124,10 @@ void add_measure_options(CLI::App& app, Options& o) {
   app.add_option("--pipeline", s.pipeline, "tiny handovers submitted per timed batch")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1'000'000u));
+  app.add_option("--d2d-bytes", s.d2d_bytes, "bytes of the device -> device copy on the agent")
+      ->capture_default_str()
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 34));
   app.add_option("--threads", s.threads, "threads (a proxy each) of the combined handover rate")
       ->capture_default_str()
       ->check(CLI::Range(1u, 63u));
@@ -176,7 +185,8 @@ void start_own_agent(Options& o, std::optional<rig::engine::PrivateSecretFile>& 
   own.emplace(o.agent_path,
               std::vector<std::string>{"--devices", std::to_string(std::max(4u, s.threads)), "--device-budget",
                                        std::to_string(budget), "--backend", o.backend, "--send-zc-bytes",
-                                       std::to_string(o.send_zc_bytes), "--secret-file", o.secret_file});
+                                       std::to_string(o.send_zc_bytes), "--secret-file", o.secret_file,
+                                       "--device-kind", o.device_kind});
   o.agent = own->endpoint();
   progress("started %s on %s (pid %d)", o.agent_path.c_str(), o.agent.c_str(), static_cast<int>(own->pid()));
 }
@@ -196,6 +206,16 @@ rig::remote::Link& connect(rig::remote::Job& job, const Options& o, RunInfo& inf
   progress("connected to %s over %s; %zu devices besides the host; %zu stripes", o.agent.c_str(), link.backend(),
            link.accounts().size() - 1, link.stripes());
   if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
+  for (std::size_t i = 1; i < link.accounts().size(); ++i) {
+    const rig::wire::Account& a = link.accounts()[i];
+    info.devices.push_back(std::string(rig::wire::fixed_string(a.name)) + " (" +
+                           std::string(rig::wire::fixed_string(a.arch)) + ")");
+  }
+  progress("the agent's devices: %s", [&] {
+    std::string all;
+    for (const std::string& d : info.devices) all += (all.empty() ? "" : ", ") + d;
+    return all;
+  }().c_str());
   if (link.agent_status_supported()) {
     read_agent_status(link.agent_status(), info);
     if (!info.agent_settings.empty()) progress("the agent's settings: %s", info.agent_settings.c_str());
@@ -252,6 +272,7 @@ int run(Options& o) {
   std::optional<AgentProcess> own;
   start_own_agent(o, own_secret, own);
   info.own_agent = own.has_value();
+  if (own) info.device_kind = o.device_kind;
   auto job = rig::remote::Job::create();
   rig::remote::Link& link = connect(*job, o, info);
   const std::unique_ptr<AgentWatch> watch = make_agent_watch(link, own ? own->pid() : 0);

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Issue 10's targets from one GPU check's results (scripts/gpu-check writes them):
+rig-bench-cuda.json and rig-bench-sim.json (rig-bench --quick with the agent's devices on CUDA
+and on simulated devices, the same run) and landing.json (rig-gpu-landing on GPU 0).
+
+  bench/gpu_targets.py RESULTS
+
+Prints each target with its figures, ratio and verdict, then the landing figures beside the
+transfers; a figure that is missing is said so (its target is then not judged). Exit 0 always:
+the check's verdict is gpu-check's, the targets are reported beside it."""
+import json
+import os
+import sys
+
+MIB64 = 64 << 20
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"gpu-targets: {os.path.basename(path)}: {e}")
+        return None
+
+
+def figure(run, name, size=None):
+    if run is None:
+        return None
+    for f in run.get("figures", []):
+        if f.get("name") == name and (size is None or f.get("size") == size):
+            return f.get("value")
+    return None
+
+
+def judge(label, ours, reference, ok, text):
+    if ours is None or reference is None:
+        print(f"{label}: not judged (a figure is missing)")
+        return
+    print(f"{label}: {text} -> {'met' if ok(ours, reference) else 'MISSED'}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    results = sys.argv[1]
+    cuda = load(os.path.join(results, "rig-bench-cuda.json"))
+    sim = load(os.path.join(results, "rig-bench-sim.json"))
+    landing = load(os.path.join(results, "landing.json"))
+    if cuda is not None:
+        print("devices on CUDA:", ", ".join(cuda.get("devices", [])) or "(none named)")
+
+    for name, what in (("h2d", "host -> device"), ("d2h", "device -> host")):
+        c, s = figure(cuda, name, MIB64), figure(sim, name, MIB64)
+        judge(f"{what} 64 MiB into GPU memory >= 0.9x simulated", c, s, lambda a, b: a >= 0.9 * b,
+              f"{c:.2f} GB/s against {s:.2f} GB/s = {c / s:.2f}x" if c and s else "")
+
+    c = figure(cuda, "d2d")
+    d2d = landing.get("d2d_gbs") if landing else None
+    judge("device -> device on the agent >= 0.8x cuMemcpy within the GPU", c, d2d, lambda a, b: a >= 0.8 * b,
+          f"{c:.1f} GB/s against {d2d:.1f} GB/s = {c / d2d:.2f}x" if c and d2d else "")
+
+    c, s = figure(cuda, "handover_rtt_p50"), figure(sim, "handover_rtt_p50")
+    tiny = landing.get("tiny_h2d_sync_p50_us") if landing else None
+    if c is not None and s is not None and tiny is not None:
+        bound = s + 1.5 * tiny
+        judge("tiny handover p50 on a GPU <= simulated p50 + 1.5x the 64-byte copy-and-sync p50", c, bound,
+              lambda a, b: a <= b, f"{c:.1f} us against {s:.1f} + 1.5 x {tiny:.1f} = {bound:.1f} us")
+    else:
+        print("tiny handover p50 on a GPU: not judged (a figure is missing)")
+
+    if landing:
+        print("landing (GPU 0, {bytes} B): h2d pinned {h2d_pinned_gbs:.1f} / pageable {h2d_pageable_gbs:.1f} GB/s, "
+              "d2h pinned {d2h_pinned_gbs:.1f} / pageable {d2h_pageable_gbs:.1f} GB/s, d2d {d2d_gbs:.0f} GB/s, "
+              "64 B h2d + sync p50 {tiny_h2d_sync_p50_us:.1f} us, registering {register_ms:.2f} ms".format(**landing))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

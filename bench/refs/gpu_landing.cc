@@ -1,0 +1,185 @@
+// rig-gpu-landing: the landing figures of a GPU (issue 10), what rig-bench's figures with the
+// agent's devices on CUDA are judged against, measured with the same driver loader as rig-agent
+// (agent/src/cuda_driver.h: libcuda.so.1 by dlopen) on GPU 0, each copy on one stream and timed
+// to its cuStreamSynchronize:
+//   host -> device and device -> host of --bytes (64 MiB): from pinned (cuMemHostRegister'ed)
+//   and from pageable host memory;
+//   device -> device of --d2d-bytes (1 GiB) within the GPU (cuMemcpyAsync of device memory);
+//   a 64-byte host -> device copy and its synchronisation: p50 and p99 over --count;
+//   registering --bytes of host memory (cuMemHostRegister, then unregister).
+// Prints JSON on stdout and a summary on stderr. Without a usable GPU: "skipped: no GPU (why)"
+// on stderr and exit 77.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda_gpus.h"
+
+namespace {
+
+using rig::agent::CudaDriver;
+using rig::agent::CudaGpus;
+using Clock = std::chrono::steady_clock;
+
+// Throws with the driver's name and message of a failed call.
+void ok(const CudaDriver& d, const char* call, CUresult rc) {
+  if (rc != CUDA_SUCCESS) throw std::runtime_error(d.error(call, rc));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0;
+  const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+// Page-aligned host memory, touched (so that the pageable copies do not time page faults).
+struct HostBuffer {
+  explicit HostBuffer(std::size_t n) : bytes(n), data(static_cast<std::byte*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096))) {
+    if (data == nullptr) throw std::runtime_error("out of host memory for " + std::to_string(n) + " bytes");
+    std::memset(data, 0x5a, n);
+  }
+  ~HostBuffer() { std::free(data); }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  std::size_t bytes;
+  std::byte* data;
+};
+
+// One GPU's context, stream and two device buffers for the run.
+class Gpu {
+ public:
+  Gpu(const CudaGpus& gpus, std::size_t device_bytes) : d_(gpus.driver()), hold_(gpus, 0) {
+    if (hold_.context() == nullptr) {
+      std::string why;
+      hold_.lost(why);
+      throw std::runtime_error("GPU 0: " + why);
+    }
+    ok(d_, "cuCtxSetCurrent", d_.cuCtxSetCurrent(hold_.context()));
+    ok(d_, "cuStreamCreate", d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    ok(d_, "cuMemAlloc", d_.cuMemAlloc(&a_, device_bytes));
+    ok(d_, "cuMemAlloc", d_.cuMemAlloc(&b_, device_bytes));
+    ok(d_, "cuMemsetD8Async", d_.cuMemsetD8Async(a_, 1, device_bytes, stream_));
+    ok(d_, "cuStreamSynchronize", d_.cuStreamSynchronize(stream_));
+  }
+  ~Gpu() {
+    d_.cuStreamSynchronize(stream_);
+    d_.cuMemFree(a_);
+    d_.cuMemFree(b_);
+    d_.cuStreamDestroy(stream_);
+  }
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
+  // Seconds of one copy of `n` bytes and its synchronisation.
+  double time_copy(CUdeviceptr dst, CUdeviceptr src, std::size_t n) {
+    const auto t0 = Clock::now();
+    ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
+    ok(d_, "cuStreamSynchronize", d_.cuStreamSynchronize(stream_));
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  // GB/s of the median of `reps` copies (after one not timed).
+  double rate(CUdeviceptr dst, CUdeviceptr src, std::size_t n, int reps) {
+    time_copy(dst, src, n);
+    std::vector<double> s;
+    for (int i = 0; i < reps; ++i) s.push_back(time_copy(dst, src, n));
+    return static_cast<double>(n) / median(s) / 1e9;
+  }
+
+  const CudaDriver& driver() const { return d_; }
+  CUdeviceptr a() const { return a_; }
+  CUdeviceptr b() const { return b_; }
+
+ private:
+  const CudaDriver& d_;
+  CudaGpus::Hold hold_;
+  CUstream stream_ = nullptr;
+  CUdeviceptr a_ = 0, b_ = 0;
+};
+
+CUdeviceptr host_ptr(const HostBuffer& h) { return reinterpret_cast<CUdeviceptr>(h.data); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rig-gpu-landing: a GPU's landing figures (copies to, from and within it, from pinned and pageable memory)"};
+  std::size_t bytes = 64u << 20, d2d_bytes = std::size_t{1} << 30;
+  int reps = 10, count = 2000;
+  app.add_option("--bytes", bytes, "bytes of the host <-> device copies and of the registration")
+      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+  app.add_option("--d2d-bytes", d2d_bytes, "bytes of the device -> device copy")
+      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+  app.add_option("--reps", reps, "copies timed per figure (the median counts)")->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--count", count, "64-byte copies timed for p50 and p99")->capture_default_str()
+      ->check(CLI::Range(10, 1'000'000));
+  CLI11_PARSE(app, argc, argv);
+
+  std::string why;
+  const CudaGpus* gpus = CudaGpus::probe(why);
+  if (gpus == nullptr) {
+    std::fprintf(stderr, "rig-gpu-landing: skipped: no GPU (%s)\n", why.c_str());
+    return 77;
+  }
+  try {
+    const CudaDriver& d = gpus->driver();
+    Gpu gpu(*gpus, std::max(bytes, d2d_bytes));
+    HostBuffer pageable(bytes), pinned(bytes);
+
+    const auto r0 = Clock::now();
+    ok(d, "cuMemHostRegister", d.cuMemHostRegister(pinned.data, bytes, CU_MEMHOSTREGISTER_PORTABLE));
+    const double register_ms = std::chrono::duration<double, std::milli>(Clock::now() - r0).count();
+
+    nlohmann::json j;
+    j["tool"] = "rig-gpu-landing";
+    j["gpu"] = gpus->gpus()[0].name;
+    j["arch"] = gpus->gpus()[0].arch;
+    j["driver"] = rig::agent::cuda_version_string(d.version());
+    j["bytes"] = bytes;
+    j["d2d_bytes"] = d2d_bytes;
+    j["register_ms"] = register_ms;
+    j["h2d_pinned_gbs"] = gpu.rate(gpu.a(), host_ptr(pinned), bytes, reps);
+    j["h2d_pageable_gbs"] = gpu.rate(gpu.a(), host_ptr(pageable), bytes, reps);
+    j["d2h_pinned_gbs"] = gpu.rate(host_ptr(pinned), gpu.a(), bytes, reps);
+    j["d2h_pageable_gbs"] = gpu.rate(host_ptr(pageable), gpu.a(), bytes, reps);
+    j["d2d_gbs"] = gpu.rate(gpu.b(), gpu.a(), d2d_bytes, reps);
+    std::vector<double> tiny;
+    for (int i = 0; i < count + 100; ++i) {
+      const double s = gpu.time_copy(gpu.a(), host_ptr(pinned), 64);
+      if (i >= 100) tiny.push_back(s * 1e6);
+    }
+    j["tiny_h2d_sync_p50_us"] = percentile(tiny, 50);
+    j["tiny_h2d_sync_p99_us"] = percentile(tiny, 99);
+    ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
+
+    std::cout << j.dump(2) << "\n";
+    std::fprintf(stderr,
+                 "rig-gpu-landing: %s (%s), driver %s: h2d %.1f GB/s pinned, %.1f pageable; d2h %.1f pinned, %.1f "
+                 "pageable (%zu MiB); d2d %.0f GB/s (%zu MiB); 64 B h2d + sync p50 %.1f us, p99 %.1f us; "
+                 "registering %zu MiB %.2f ms\n",
+                 j["gpu"].get<std::string>().c_str(), j["arch"].get<std::string>().c_str(),
+                 j["driver"].get<std::string>().c_str(), j["h2d_pinned_gbs"].get<double>(),
+                 j["h2d_pageable_gbs"].get<double>(), j["d2h_pinned_gbs"].get<double>(),
+                 j["d2h_pageable_gbs"].get<double>(), bytes >> 20, j["d2d_gbs"].get<double>(), d2d_bytes >> 20,
+                 j["tiny_h2d_sync_p50_us"].get<double>(), j["tiny_h2d_sync_p99_us"].get<double>(), bytes >> 20,
+                 register_ms);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rig-gpu-landing: %s\n", e.what());
+    return 1;
+  }
+}
