@@ -120,9 +120,11 @@ int main(int argc, char** argv) {
   std::size_t bytes = 64u << 20, d2d_bytes = std::size_t{1} << 30;
   int reps = 10, count = 2000;
   app.add_option("--bytes", bytes, "bytes of the host <-> device copies and of the registration")
-      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+      ->capture_default_str()->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 36));
   app.add_option("--d2d-bytes", d2d_bytes, "bytes of the device -> device copy")
-      ->capture_default_str()->transform(CLI::AsSizeValue(false));
+      ->capture_default_str()->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 36));
   app.add_option("--reps", reps, "copies timed per figure (the median counts)")->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--count", count, "64-byte copies timed for p50 and p99")->capture_default_str()

@@ -11,7 +11,7 @@ std::optional<std::uint64_t> env_number(const char* name, std::uint64_t max) {
   for (const char* c = text; *c != '\0'; ++c) {
     if (*c < '0' || *c > '9') return std::nullopt;
     const auto digit = static_cast<std::uint64_t>(*c - '0');
-    if (v > (max - digit) / 10) return std::nullopt;  // past max (and never past 2^64)
+    if (digit > max || v > (max - digit) / 10) return std::nullopt;  // past max (and never past 2^64)
     v = v * 10 + digit;
   }
   return v;

@@ -38,6 +38,7 @@ TEST(EnvNumber, UnsetEmptyMalformedOrPastTheBoundIsNothing) {
   EXPECT_FALSE(with("1k", 10));
   EXPECT_FALSE(with("0x10", 100));
   EXPECT_FALSE(with("11", 10));
+  EXPECT_FALSE(with("7", 5)) << "one digit past a bound below 9";
   EXPECT_FALSE(with("1000001", 1'000'000));
   EXPECT_FALSE(with("18446744073709551616", UINT64_MAX)) << "2^64 wraps no counter";
   EXPECT_FALSE(with("99999999999999999999999", UINT64_MAX));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "fixture.h"
 #include "random_bytes.h"
 #include "rig/engine/socket.h"
 #include "rig/remote/job.h"
@@ -122,6 +123,7 @@ TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
 }
 
 TEST_P(CopyTest, StridedRowsLandInTheirRows) {
+  RIG_NEED_DEVICES(*link_, 2);
   constexpr std::uint64_t kRows = 1024, kRow = 4096, kPitch = 8192;
   Driven dev(*link_, 2);
   const auto region = dev->alloc(edge::Memory::kDevice, kRows * kPitch);
@@ -176,6 +178,7 @@ TEST_P(CopyTest, AnEarlierPartStillReadsTheDestinationsOldBytes) {
 }
 
 TEST_P(CopyTest, PendingEarlierWorkStillReadsTheDestinationsOldBytes) {
+  RIG_NEED_DEVICES(*link_, 2);
   // A held handover of the device reads X; the device's next one overwrites X from this
   // process's memory, arriving while the first is still pending on the agent.
   constexpr std::size_t kBytes = 1u << 20;

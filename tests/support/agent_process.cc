@@ -67,6 +67,10 @@ void limit_devices(std::vector<std::string>& argv) {
   const char* limit = std::getenv("RIG_TEST_DEVICE_COUNT");
   if (limit == nullptr || *limit == '\0') return;
   const unsigned long n = std::strtoul(limit, nullptr, 10);
+  // An agent told no count opens its default (2): it gets the cap as its count.
+  if (std::find(argv.begin(), argv.end(), "--devices") == argv.end()) {
+    argv.insert(argv.end(), {"--devices", std::to_string(n)});
+  }
   for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
     if (argv[i] != "--devices" && argv[i] != "--isolated") continue;
     const unsigned long v = std::strtoul(argv[i + 1].c_str(), nullptr, 10);
@@ -75,13 +79,9 @@ void limit_devices(std::vector<std::string>& argv) {
   }
 }
 
-}  // namespace
-
-engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
-
-AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+// The agent's command line: the build's rig-agent (or RIG_AGENT), loopback unless `args` names
+// --listen, the RIG_TEST_* settings, `args`, all behind `wrapper`.
+std::vector<std::string> agent_command(const std::vector<std::string>& args, const std::vector<std::string>& wrapper) {
   std::vector<std::string> argv_s = {agent_path(), "--log", "warn"};
   // Loopback unless the test names its own address (an agent in a network namespace).
   if (std::find(args.begin(), args.end(), "--listen") == args.end()) {
@@ -102,31 +102,60 @@ AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   limit_devices(argv_s);
   argv_s.insert(argv_s.begin(), wrapper.begin(), wrapper.end());
+  return argv_s;
+}
+
+}  // namespace
+
+engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
+
+AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
+  std::vector<std::string> argv_s = agent_command(args, wrapper);
   std::vector<char*> argv;
   for (auto& s : argv_s) argv.push_back(s.data());
   argv.push_back(nullptr);
   const std::string path = executable_path(argv_s.front());
   std::vector<char*> env = open ? environment_without_secret() : std::vector<char*>{};
   char** envp = open ? env.data() : environ;
-  // fork and execve, not posix_spawn: the child asks the kernel to kill it when this thread
-  // ends (PR_SET_PDEATHSIG), so an agent never outlives a test process that crashed or was
-  // killed. Between fork and exec the child makes only async-signal-safe calls.
+  // out: the agent's stdout (its first line names its endpoint); failed: the child's errno if
+  // execve fails (closed unwritten by a successful exec: O_CLOEXEC).
+  int out[2], failed[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(failed, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(e));
+  }
+  // fork and execve, not posix_spawn: the child asks the kernel to kill it when the thread that
+  // forked it ends (PR_SET_PDEATHSIG), so an agent never outlives a test process that crashed or
+  // was killed. Between fork and exec the child makes only async-signal-safe calls.
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ < 0) {
     const int e = errno;
-    ::close(out[0]);
-    ::close(out[1]);
+    for (int fd : {out[0], out[1], failed[0], failed[1]}) ::close(fd);
     throw std::runtime_error(std::string("fork for rig-agent: ") + std::strerror(e));
   }
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
+    if (::getppid() != parent) ::_exit(127);  // the whole test process ended before the prctl
     ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
     ::execve(path.c_str(), argv.data(), envp);
+    const int e = errno;
+    (void)!::write(failed[1], &e, sizeof e);
     ::_exit(127);
   }
   ::close(out[1]);
+  ::close(failed[1]);
+  int exec_errno = 0;
+  const bool exec_failed = ::read(failed[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  ::close(failed[0]);
+  if (exec_failed) {
+    ::close(out[0]);
+    signal(SIGKILL);
+    throw std::runtime_error("spawn rig-agent: execve " + path + ": " + std::strerror(exec_errno));
+  }
   // The agent's first line names its endpoint.
   std::string line;
   char c = 0;

@@ -3,7 +3,11 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 #include <thread>
 
 #include "agent_process.h"
@@ -22,21 +26,41 @@ TEST(AgentProcess, AnAgentIsKilledWhenTheThreadThatStartedItEndsSoNoneOutlivesAC
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "wait status " << status;
 }
 
-TEST(AgentProcess, AnAgentStartedOnTheTestsThreadRunsUntilItsScopeEnds) {
-  AgentProcess agent;
-  EXPECT_TRUE(agent.alive());
-  EXPECT_FALSE(agent.endpoint().empty());
+// RIG_TEST_DEVICE_COUNT=1: the suite meets one device besides the host, as on a one-GPU host.
+// Sets an environment variable for a scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::size_t devices_of_agent(std::vector<std::string> args) {
+  AgentProcess agent(std::move(args));
+  auto job = remote::Job::create();
+  const std::size_t n = job->connect(agent.endpoint()).accounts().size() - 1;
+  job->close();
+  return n;
 }
 
-// RIG_TEST_DEVICE_COUNT=1: the suite meets one device besides the host, as on a one-GPU host.
 TEST(AgentProcess, RigTestDeviceCountCapsTheDevicesTheAgentOpens) {
-  ::setenv("RIG_TEST_DEVICE_COUNT", "1", 1);
-  AgentProcess agent({"--devices", "3", "--isolated", "3"});
-  ::unsetenv("RIG_TEST_DEVICE_COUNT");
-  auto job = remote::Job::create();
-  remote::Link& link = job->connect(agent.endpoint());
-  EXPECT_EQ(link.accounts().size(), 2u) << "the host and one device";
-  job->close();
+  const ScopedEnv one("RIG_TEST_DEVICE_COUNT", "1");
+  EXPECT_EQ(devices_of_agent({"--devices", "3", "--isolated", "3"}), 1u) << "a count past the cap";
+  EXPECT_EQ(devices_of_agent({}), 1u) << "no count: the agent's default (2) past the cap";
 }
 
 }  // namespace
