@@ -138,6 +138,11 @@ AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector
     throw std::runtime_error(std::string("fork for rig-agent: ") + std::strerror(e));
   }
   if (pid_ == 0) {
+    // No signal blocked in the agent, whatever the forking thread (or a sanitizer's fork) had
+    // blocked: posix_spawn's POSIX_SPAWN_SETSIGMASK with an empty set.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the whole test process ended before the prctl
     ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
