@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cuda_gpus.h"
+#include "../timing.h"
 
 namespace {
 
@@ -33,18 +34,6 @@ using Clock = std::chrono::steady_clock;
 // Throws with the driver's name and message of a failed call.
 void ok(const CudaDriver& d, const char* call, CUresult rc) {
   if (rc != CUDA_SUCCESS) throw std::runtime_error(d.error(call, rc));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0;
-  const auto i = static_cast<std::size_t>(p / 100.0 * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 // Page-aligned host memory, touched (so that the pageable copies do not time page faults).
@@ -97,7 +86,7 @@ class Gpu {
     time_copy(dst, src, n);
     std::vector<double> s;
     for (int i = 0; i < reps; ++i) s.push_back(time_copy(dst, src, n));
-    return static_cast<double>(n) / median(s) / 1e9;
+    return static_cast<double>(n) / rig::bench::percentile(s, 50) / 1e9;
   }
 
   const CudaDriver& driver() const { return d_; }
@@ -164,8 +153,8 @@ int main(int argc, char** argv) {
       const double s = gpu.time_copy(gpu.a(), host_ptr(pinned), 64);
       if (i >= 100) tiny.push_back(s * 1e6);
     }
-    j["tiny_h2d_sync_p50_us"] = percentile(tiny, 50);
-    j["tiny_h2d_sync_p99_us"] = percentile(tiny, 99);
+    j["tiny_h2d_sync_p50_us"] = rig::bench::percentile(tiny, 50);
+    j["tiny_h2d_sync_p99_us"] = rig::bench::percentile(tiny, 99);
     ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
 
     std::cout << j.dump(2) << "\n";
