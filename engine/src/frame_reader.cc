@@ -57,14 +57,7 @@ int FrameReader::fill(std::size_t at_least, bool frame_start) {
       // the stream is busy.
       if (got == -EAGAIN && spin_us_ == 0) got = socket_.recv_ready(buffer_.get() + end_, room());
       if (got == -EAGAIN) {
-        std::int64_t silent_ms = 0;
-        for (;;) {
-          const int rc = socket_.wait_readable(on_idle_ ? idle_interval_ms_ : -1);
-          if (rc == 0) break;
-          if (rc != -ETIME) return rc;
-          silent_ms += idle_interval_ms_;
-          if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
-        }
+        if (const int rc = wait_for_bytes(); rc != 0) return rc;
       }
     }
     if (got == -EAGAIN && gathering_) got = gather(room, frame_start);
@@ -77,6 +70,26 @@ int FrameReader::fill(std::size_t at_least, bool frame_start) {
     bump(counters_.reads, 1);
   }
   return 0;
+}
+
+int FrameReader::wait_for_bytes() {
+  const bool woken = on_idle_ && wake_fd_ >= 0;
+  std::int64_t silent_ms = 0;
+  for (;;) {
+    if (woken && arm_) {
+      if (const int rc = arm_(); rc != 0) return rc;
+    }
+    const int interval = on_idle_ ? idle_interval_ms_ : -1;
+    const int rc = woken ? poll_readable_or_event(socket_.fd(), wake_fd_, interval) : socket_.wait_readable(interval);
+    if (rc == 0) return 0;
+    if (rc == 1) {  // the owner's wake: act on it now, then wait on
+      if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
+      continue;
+    }
+    if (rc != -ETIME) return rc;
+    silent_ms += idle_interval_ms_;
+    if (const int stop = on_idle_(silent_ms); stop != 0) return stop;
+  }
 }
 
 template <class Room>

@@ -89,6 +89,24 @@ int poll_readable_ns(int fd, std::int64_t timeout_ns) {
   }
 }
 
+int poll_readable_or_event(int fd, int event_fd, int timeout_ms) {
+  for (;;) {
+    pollfd pfd[2] = {{fd, POLLIN, 0}, {event_fd, POLLIN, 0}};
+    count_syscall();
+    const int rc = ::poll(pfd, 2, timeout_ms);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return -errno;
+    if (rc == 0) return -ETIME;
+    if ((pfd[1].revents & POLLNVAL) != 0) return -EBADF;
+    if ((pfd[1].revents & POLLIN) != 0) {
+      std::uint64_t count = 0;
+      count_syscall();
+      if (::read(event_fd, &count, sizeof count) < 0 && errno != EAGAIN) return -errno;
+    }
+    return pfd[0].revents != 0 ? 0 : 1;
+  }
+}
+
 int set_recv_low_water(int fd, int bytes) {
   count_syscall();
   return ::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0 ? 0 : -errno;

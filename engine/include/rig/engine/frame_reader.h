@@ -69,6 +69,16 @@ class FrameReader {
     idle_interval_ms_ = interval_ms;
     on_idle_ = std::move(on_idle);
   }
+  // With an idle watch, for an owner whose work completes while the reader waits (a GPU's
+  // stream): before each readiness wait the reader calls arm() (a non-zero return, -errno,
+  // ends the read), which asks for `event_fd` (an eventfd) to be written once there is
+  // something to act on; the wait then also ends when it is, its count is read away, and
+  // on_idle runs at once with the silence so far (the interval's clock is not advanced), then
+  // the wait goes on. The fd stays the owner's.
+  void set_wake(int event_fd, std::function<int()> arm) {
+    wake_fd_ = event_fd;
+    arm_ = std::move(arm);
+  }
 
   // Gathering, for a peer that streams small frames faster than one wake per read keeps up
   // with (a client pipelining tiny handovers): once kGatherWindowReads reads brought more than
@@ -104,6 +114,9 @@ class FrameReader {
   // Reads until at_least bytes are buffered. frame_start: the bytes are a frame's header, none
   // of whose bytes were read yet (only such a read gathers).
   int fill(std::size_t at_least, bool frame_start = false);
+  // The readiness wait of a read with a probe or an idle watch: until the socket is readable
+  // (0), or on_idle or arm ends it (their -errno); ticks and wakes run on_idle on the way.
+  int wait_for_bytes();
   // recv_ready at `at` for `room()` bytes, tried until bytes (or an error, or the end) come or
   // spin_us_ passed: the count, or -EAGAIN.
   template <class Room>
@@ -137,6 +150,8 @@ class FrameReader {
   int idle_interval_ms_ = -1;
   int spin_us_ = 0;
   std::function<int(std::int64_t)> on_idle_;
+  int wake_fd_ = -1;  // set_wake: ends the idle watch's waits early
+  std::function<int()> arm_;
   std::size_t gather_bytes_ = 0;  // 0: no gathering
   int gather_wait_us_ = 0;
   std::uint64_t messages_ = 0;       // messages' first frames read (next() not within_message)

@@ -13,6 +13,11 @@ int poll_readable(int fd, int timeout_ms);
 // The same with a bound in nanoseconds (ppoll(2); negative: no bound), for waits shorter than a
 // millisecond.
 int poll_readable_ns(int fd, std::int64_t timeout_ns);
+// Waits for `fd` to be readable or `event_fd` (an eventfd) to be written, for at most
+// timeout_ms (negative: no bound): 0 when fd is readable (or at its end or in error), 1 when
+// only the event came, -ETIME once the time is up, or -errno. An event that came is read away
+// (its count reset) in both first cases.
+int poll_readable_or_event(int fd, int event_fd, int timeout_ms);
 // Sets the socket's receive low-water mark (SO_RCVLOWAT): a readiness wait ends, and a
 // sleeping reader is woken, only once `bytes` are there. 0 or -errno.
 int set_recv_low_water(int fd, int bytes);
