@@ -101,11 +101,18 @@ CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(
     s.lost.store(false, std::memory_order_release);
     s.lost_why.clear();
   }
-  const CUresult rc = gpus_.driver().cuDevicePrimaryCtxRetain(&context_, gpus_.gpus_[ordinal].device);
+  const CudaDriver& d = gpus_.driver();
+  const CUdevice device = gpus_.gpus_[ordinal].device;
+  const CUresult rc = d.cuDevicePrimaryCtxRetain(&context_, device);
   if (rc != CUDA_SUCCESS) {
     context_ = nullptr;
-    s.lost_why = gpus_.driver().error("cuDevicePrimaryCtxRetain", rc);
+    s.lost_why = d.error("cuDevicePrimaryCtxRetain", rc);
     s.lost.store(true, std::memory_order_release);
+  } else if (!s.kept) {
+    // The process's reference: the context outlives this job (a failure only costs the next
+    // job a fresh context).
+    CUcontext same = nullptr;
+    s.kept = d.cuDevicePrimaryCtxRetain(&same, device) == CUDA_SUCCESS;
   }
   ++s.holds;
 }
@@ -113,8 +120,15 @@ CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(
 CudaGpus::Hold::~Hold() {
   State& s = gpus_.states_[ordinal_];
   std::lock_guard lock(s.mutex);
-  if (context_ != nullptr) gpus_.driver().cuDevicePrimaryCtxRelease(gpus_.gpus_[ordinal_].device);
-  --s.holds;
+  const CudaDriver& d = gpus_.driver();
+  const CUdevice device = gpus_.gpus_[ordinal_].device;
+  if (context_ != nullptr) d.cuDevicePrimaryCtxRelease(device);
+  // The last hold of a lost GPU: the process lets go of its context too, which destroys it, so
+  // the next job opens the GPU afresh (the constructor).
+  if (--s.holds == 0 && s.kept && s.lost.load(std::memory_order_relaxed)) {
+    d.cuDevicePrimaryCtxRelease(device);
+    s.kept = false;
+  }
 }
 
 bool CudaGpus::Hold::lost(std::string& why) const {

@@ -2,6 +2,9 @@
 // applies): probed once, with the facts every job's account of them repeats, and the state
 // that all jobs using one GPU share: whether a sticky error lost it. A lost GPU fails every job
 // that uses it and is opened afresh (a new primary context) only once no job holds it.
+// Otherwise the process keeps each GPU's primary context from the first job that opens it, so a
+// job does not make one afresh (cuDevicePrimaryCtxRelease destroys the context with its last
+// reference, and making one costs a GPU tenths of a second).
 #pragma once
 
 #include <cuda.h>
@@ -65,6 +68,7 @@ class CudaGpus {
   struct State {
     std::mutex mutex;
     std::uint32_t holds = 0;      // guarded by mutex
+    bool kept = false;            // the process's own reference to the context; guarded by mutex
     std::string lost_why;         // guarded by mutex
     // Set by lose() (release) and read by every call of every job (acquire): the pair that lets
     // a job see another job's sticky error without the mutex.

@@ -27,7 +27,13 @@ CudaMemory::~CudaMemory() {
   const CudaDriver& d = gpu_->driver();
   // A lost GPU's context refuses this too; its memory goes with the context.
   if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
-    if (zeroed_ != nullptr) d.cuEventDestroy(zeroed_);
+    if (zeroed_ != nullptr) {
+      // The zeroing is the one piece of stream work no handover holds this memory for (a copy's
+      // handover holds it until the copy's value completed): freed only after it ended, which it
+      // almost always has. cuMemFree "may" synchronise; this does not rest on it.
+      d.cuEventSynchronize(zeroed_);
+      d.cuEventDestroy(zeroed_);
+    }
     d.cuMemFree(address_);
   }
   budget_->left += bytes();

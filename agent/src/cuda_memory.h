@@ -1,6 +1,7 @@
 // Memory of one GPU (cuMemAlloc), as a job holds it: charged to the job's budget there, zeroed
-// by the device's stream before any copy it issues, and freed (cuMemFree, which waits for work
-// that still uses it) when the last holder lets go. Only the GPU's copies reach it: host() is
+// by the device's stream before any copy it issues, and freed (cuMemFree, once the zeroing
+// ended; every copy's handover holds the memory until its value completed) when the last holder
+// lets go. Only the GPU's copies reach it: host() is
 // nullptr.
 #pragma once
 

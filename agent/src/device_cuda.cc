@@ -32,13 +32,15 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, 
   const CudaDriver& d = gpus.driver();
   std::size_t free = 0, total = 0;
   std::string why;
-  if (gpu->context() == nullptr || d.cuCtxSetCurrent(gpu->context()) != CUDA_SUCCESS ||
-      d.cuMemGetInfo(&free, &total) != CUDA_SUCCESS) {
-    free = 0;  // a GPU that cannot say has no room for this job
-  }
+  CUresult info = CUDA_ERROR_INVALID_CONTEXT;
+  if (gpu->context() != nullptr && (info = d.cuCtxSetCurrent(gpu->context())) == CUDA_SUCCESS)
+    info = d.cuMemGetInfo(&free, &total);
+  if (info != CUDA_SUCCESS) free = 0;  // a GPU that cannot say has no room for this job
   const std::uint64_t budget = std::min<std::uint64_t>(free, cap);
   auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpu));
-  if (device->usable(why)) {
+  // A GPU that could not say its free memory fails the job at its first call, saying why,
+  // rather than answer every alloc "no room".
+  if (device->usable(why) && device->check("cuMemGetInfo", info, why)) {
     if (device->check("cuStreamCreate", d.cuStreamCreate(&device->stream_, CU_STREAM_NON_BLOCKING), why))
       device->check("cuEventCreate", d.cuEventCreate(&device->tail_, CU_EVENT_DISABLE_TIMING), why);
   }

@@ -29,6 +29,13 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       incoming(reader, stripes, staging, counters, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
+void Session::Job::end() {
+  connection.shutdown();
+  stripes.shutdown();
+  executor.clear();  // quiesces every device first
+  objects.clear();
+}
+
 Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking,
                  Drain& drain)
     : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
@@ -117,15 +124,12 @@ bool Session::run() {
     spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
     job_->outbox.failure(why);
   }
-  job_->connection.shutdown();
-  job_->stripes.shutdown();
+  // Everything the job held goes now: pending work, objects, images.
+  job_->end();
   // relaxed: counts (gauges.h); this job's bytes join those of the jobs that ended. The
   // connection's bytes hold the stripes' already (bytes_striped_* is the part that went there).
   gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
   gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  // Everything the job held goes now: pending work, objects, images.
-  job_->executor.clear();
-  job_->objects.clear();
   return true;
 }
 

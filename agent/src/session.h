@@ -44,6 +44,13 @@ class Session {
   // The job's parts, made once its hello was read.
   struct Job {
     Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& config, engine::Counters& counters);
+    // end(), also when run() did not get there (an exception): the members go in reverse
+    // order, so without it pending work's staging and objects' memory would be freed while
+    // the devices (destroyed last) may still copy into or out of them.
+    ~Job() { end(); }
+    // Stops reading and, once no device's issued work runs, lets go of everything the job held:
+    // pending work (its staging back to the pool, unpinned), objects, images. Idempotent.
+    void end();
     std::vector<std::unique_ptr<Device>> devices;
     engine::Connection connection;
     engine::FrameReader reader;
