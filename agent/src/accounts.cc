@@ -29,10 +29,12 @@ std::vector<std::unique_ptr<Device>> open_devices(const AgentConfig& config) {
   std::vector<std::unique_ptr<Device>> devices;
   devices.push_back(std::make_unique<HostDevice>(config.host_budget, all & ~isolated));
   const Completion completion =
-      config.sim_completion == SimCompletion::kLater ? Completion::kLater : Completion::kDone;
+      config.sim_completion == SimCompletion::kNow ? Completion::kDone : Completion::kLater;
   for (std::uint32_t i = 1; i <= n; ++i) {
     const std::uint64_t reach = i == config.isolated ? (1ull << i) : (all & ~isolated);
-    devices.push_back(std::make_unique<SimDevice>(i, config.device_budget, reach, completion));
+    auto sim = std::make_unique<SimDevice>(i, config.device_budget, reach, completion);
+    if (config.sim_completion == SimCompletion::kWoken) sim->complete_when_armed();
+    devices.push_back(std::move(sim));
   }
   return devices;
 }

@@ -77,10 +77,12 @@ void define_options(CLI::App& app, Options& o) {
                  "instructions one launch of a words part may run before it faults")
       ->capture_default_str();
   app.add_option("--sim-completion", o.sim_completion,
-                 "when simulated devices report a value done: now, or later (from the executor's "
-                 "next poll, as an asynchronous device such as a GPU's stream does)")
+                 "when simulated devices report a value done: now, later (from the executor's "
+                 "next poll, as an asynchronous device such as a GPU's stream does), or woken (later, "
+                 "and only once the job, about to wait for its client, asks the device to wake it, "
+                 "as a GPU's work completes in the background: tests the wake without a GPU)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"now", "later"}));
+      ->check(CLI::IsMember({"now", "later", "woken"}));
   app.add_option("--backend", o.backend, "socket backend: auto, uring or plain")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "plain"}));
@@ -156,6 +158,7 @@ void apply(Options& o) {
   if (o.device_kind == "cuda") o.config.device_kind = rig::agent::DeviceKind::kCuda;
   if (o.device_kind == "auto") o.config.device_kind = rig::agent::DeviceKind::kAuto;
   if (o.sim_completion == "later") o.config.sim_completion = rig::agent::SimCompletion::kLater;
+  if (o.sim_completion == "woken") o.config.sim_completion = rig::agent::SimCompletion::kWoken;
   if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
   if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
   if (o.send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(o.send_zc_bytes));

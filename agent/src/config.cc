@@ -17,6 +17,17 @@ std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfi
   return secrets;
 }
 
+namespace {
+const char* sim_completion_name(SimCompletion c) {
+  switch (c) {
+    case SimCompletion::kNow: return "now";
+    case SimCompletion::kLater: return "later";
+    case SimCompletion::kWoken: return "woken";
+  }
+  return "?";
+}
+}  // namespace
+
 std::string describe(const AgentConfig& c) {
   std::string secret = "none (open: loopback only)";
   if (c.authenticates()) {
@@ -31,7 +42,7 @@ std::string describe(const AgentConfig& c) {
   return "devices=" + std::to_string(c.devices) + " device_budget=" + std::to_string(c.device_budget) +
          " host_budget=" + std::to_string(c.host_budget) + " instruction_budget=" + std::to_string(c.instruction_budget) +
          " isolated=" + std::to_string(c.isolated) +
-         " sim_completion=" + (c.sim_completion == SimCompletion::kNow ? "now" : "later") +
+         " sim_completion=" + sim_completion_name(c.sim_completion) +
          " backend=" + engine::backend_name(c.backend) + " max_stripes=" + std::to_string(c.max_stripes) +
          " silence_ms=" + std::to_string(c.silence_ms) + " poll_us=" + std::to_string(c.poll_us) +
          " gather_us=" + std::to_string(c.gather_us) + " max_connections=" + std::to_string(c.max_connections) +

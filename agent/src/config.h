@@ -14,8 +14,10 @@
 namespace rig::agent {
 
 // How a simulated device reports a value done: at once (as the machine's host does), or later,
-// from the executor's next poll, as an asynchronous device (a GPU's stream) does.
-enum class SimCompletion { kNow, kLater };
+// from the executor's next poll, as an asynchronous device (a GPU's stream) does; or woken:
+// later, and its work completes only once the session, about to wait for the client, asks the
+// device to wake it (Device::arm_wake), as a GPU's does in the background while it waits.
+enum class SimCompletion { kNow, kLater, kWoken };
 
 // Which devices besides the host the agent opens: simulated ones, the machine's GPUs (CUDA),
 // or the GPUs where the driver finds one and simulated devices otherwise. Settled at start

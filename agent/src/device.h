@@ -18,6 +18,7 @@
 #include "memory.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
+#include "wake.h"
 
 namespace rig::agent {
 
@@ -79,6 +80,13 @@ class Device {
   // Waits until no issued work runs: the job ended, and the memory and staging that work uses
   // are about to be freed. The only call that may block.
   virtual void quiesce() = 0;
+  // Called before the session waits for the client while values of this device are not done:
+  // a device whose work completes in the background (a GPU's stream) posts `wake` once the
+  // work issued so far has completed, so the session's next poll() sees it without waiting
+  // for the idle watch's tick. Never blocks; asking twice for the same work may post once. A
+  // failure is poll()'s to report. The default, for devices whose poll() sees completed work
+  // at once: nothing.
+  virtual void arm_wake(const std::shared_ptr<Wake>& wake) { (void)wake; }
 
  protected:
   explicit Device(const wire::Account& account) : account_(account) {}

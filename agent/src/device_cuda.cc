@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 #include "cuda_memory.h"
 
@@ -22,6 +23,14 @@ wire::Account facts(const CudaGpus::Gpu& g, std::uint32_t id, std::uint64_t budg
   wire::set_fixed_string(a.name, g.name);
   wire::set_fixed_string(a.arch, g.arch);
   return a;
+}
+
+// Runs on a driver thread once the stream's earlier work completed: posts the job's wake and
+// lets go of the hold arm_wake gave it. No CUDA call, no exception (post is noexcept).
+void CUDA_CB post_wake(void* data) {
+  auto* held = static_cast<std::shared_ptr<Wake>*>(data);
+  (*held)->post();
+  delete held;
 }
 
 }  // namespace
@@ -192,6 +201,7 @@ bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string&
       return false;
     }
   }
+  issued_since_arm_ = true;
   return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why);
 }
 
@@ -234,6 +244,7 @@ Completion CudaDevice::finish(std::uint64_t value) {
     return Completion::kLater;
   }
   pending_.push_back({value, e});
+  issued_since_arm_ = true;
   return Completion::kLater;
 }
 
@@ -263,6 +274,25 @@ bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
     pending_.pop_front();
   }
   return true;
+}
+
+void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
+  if (!issued_since_arm_) return;
+  std::string why;
+  if (!usable(why)) {
+    fault_ = why;  // the next poll() reports it
+    return;
+  }
+  // The host function holds the wake, so its fd stays open for the post even if the job ends
+  // first; it lets go of it after posting.
+  auto* held = new (std::nothrow) std::shared_ptr<Wake>(wake);
+  if (held == nullptr) return;  // no memory: the idle watch's tick reports the values instead
+  if (!check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(stream_, post_wake, held), why)) {
+    delete held;
+    fault_ = why;
+    return;
+  }
+  issued_since_arm_ = false;
 }
 
 void CudaDevice::quiesce() {

@@ -41,6 +41,10 @@ class CudaDevice final : public Device {
   bool idle() const override;
   bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
   void quiesce() override;
+  // A host function queued behind the stream's work posts the wake (it makes no CUDA call, as
+  // the driver requires); nothing when no work was issued since the last one. Later stream work
+  // waits for it to return (the driver's rule for host functions): it only posts.
+  void arm_wake(const std::shared_ptr<Wake>& wake) override;
 
  private:
   CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu);
@@ -80,6 +84,7 @@ class CudaDevice final : public Device {
   std::vector<CUevent> spare_events_;
   // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
   mutable std::string fault_;
+  bool issued_since_arm_ = false;  // stream work queued after the last host function that wakes
 };
 
 }  // namespace rig::agent

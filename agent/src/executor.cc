@@ -233,6 +233,12 @@ std::string Executor::fault(const Device& d, const std::string& why) const {
          ") faulted: " + why;
 }
 
+void Executor::arm_wakes(const std::shared_ptr<Wake>& wake) {
+  for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
+    if (!lanes_[dev].queue.empty() || !lanes_[dev].running.empty()) devices_[dev]->arm_wake(wake);
+  }
+}
+
 bool Executor::idle() const {
   return std::all_of(lanes_.begin(), lanes_.end(),
                      [](const Lane& l) { return l.queue.empty() && l.running.empty(); });

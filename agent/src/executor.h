@@ -61,6 +61,9 @@ class Executor {
   std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }
   // Whether no handover is queued or running on any device.
   bool idle() const;
+  // Before the session waits for the client: every device with work queued or running is asked
+  // to post `wake` once what it issued has completed (Device::arm_wake).
+  void arm_wakes(const std::shared_ptr<Wake>& wake);
   // Drops every pending handover (the job ended), once no device's issued work runs.
   void clear();
 

@@ -63,9 +63,17 @@ Completion RamDevice::finish(std::uint64_t value) {
 }
 
 bool RamDevice::poll(std::vector<std::uint64_t>& done, std::string&) {
-  done.insert(done.end(), finished_.begin(), finished_.end());
-  finished_.clear();
+  const std::size_t n = when_armed_ ? completed_ : finished_.size();
+  done.insert(done.end(), finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
+  finished_.erase(finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
+  completed_ = 0;
   return true;
+}
+
+void RamDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
+  if (!when_armed_ || completed_ == finished_.size()) return;
+  completed_ = finished_.size();
+  wake->post();
 }
 
 }  // namespace rig::agent

@@ -30,6 +30,11 @@ class RamDevice : public Device {
   bool idle() const override { return true; }
   bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
   void quiesce() override {}  // a memmove is done when it returns
+  void arm_wake(const std::shared_ptr<Wake>& wake) override;
+  // With kLater: a value's work completes only when arm_wake is asked after its finish (which
+  // then posts the wake), as a GPU's work completes in the background while the session waits:
+  // the wake's path, tested without a GPU (rig-agent --sim-completion woken).
+  void complete_when_armed() { when_armed_ = true; }
 
  private:
   // The host address of a place's first row, or nullptr (with why) if its memory is not RAM.
@@ -39,6 +44,8 @@ class RamDevice : public Device {
   std::shared_ptr<HostPinning> pinning_;
   Completion completion_;
   std::vector<std::uint64_t> finished_;  // kLater: values finished, not yet polled
+  bool when_armed_ = false;
+  std::size_t completed_ = 0;  // when_armed_: finished_'s first values, whose work completed
 };
 
 // Moves `shape` rows from src (rows src_pitch apart) to dst (dst_pitch apart); overlapping

@@ -29,6 +29,15 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       incoming(reader, stripes, staging, counters, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
+namespace {
+// Whether the job's devices complete work while the session waits (GPUs, or simulated devices
+// that act as if, --sim-completion woken), so that the wait must end for it.
+bool completes_in_background(const AgentConfig& c) {
+  return c.device_kind == DeviceKind::kCuda ||
+         (c.device_kind == DeviceKind::kSim && c.sim_completion == SimCompletion::kWoken);
+}
+}  // namespace
+
 void Session::Job::end() {
   connection.shutdown();
   stripes.shutdown();
@@ -94,14 +103,21 @@ bool Session::run() {
     if (!job_->executor.poll(fault_)) return -ECANCELED;
     return job_->outbox.post() ? 0 : -EPIPE;
   });
-  // GPUs complete work while the session waits for the client: poll them every millisecond of
-  // a wait, so a value is reported without a message from the client. The watch replaces the
-  // socket's silence bound, which it keeps here.
-  if (config_.device_kind == DeviceKind::kCuda) {
+  // GPUs complete work while the session waits for the client. Before each wait the devices
+  // with work are asked to post the job's wake once it completed (a GPU: a host function
+  // queued behind its stream's work); the wake, or at the latest the watch's tick every
+  // millisecond, ends the wait, and the executor's poll reports what completed without a
+  // message from the client. The watch replaces the socket's silence bound, which it keeps here.
+  if (completes_in_background(config_)) {
+    job_->wake = std::make_shared<Wake>();
     job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
       if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
       if (!job_->executor.poll(fault_)) return -ECANCELED;
       return job_->outbox.flush() ? 0 : -EPIPE;
+    });
+    job_->reader.set_wake(job_->wake->fd(), [this] {
+      job_->executor.arm_wakes(job_->wake);
+      return 0;
     });
   }
   status_accepted_ = (accepted_features(transcript.offered, config_) & wire::kFeatureStatus) != 0;
@@ -255,7 +271,9 @@ void Session::run_received(std::string& why) {
       why = fault;
       break;
     }
-    if (!job_->executor.idle()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (job_->executor.idle()) break;
+    if (job_->wake) job_->executor.arm_wakes(job_->wake);  // as before a wait for the client
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   job_->outbox.flush();
 }

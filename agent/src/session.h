@@ -60,6 +60,7 @@ class Session {
     Outbox outbox;
     Incoming incoming;
     Executor executor;
+    std::shared_ptr<Wake> wake;  // devices that complete in the background post it (set_wake)
   };
   // Reads and answers the client's messages until the job closes (true) or fails (why).
   bool serve(std::string& why);

@@ -2,6 +2,8 @@
 // report completion at once or later), a real object table, and a recorder of what the
 // executor sends the client. Ordering per device, waits on other devices, faults from a
 // device, completion reported later.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "raw_peer.h"
 #include "rig/program/program.h"
 #include "staging.h"
+#include "wake.h"
 
 namespace rig::agent {
 namespace {
@@ -237,6 +240,71 @@ TEST_P(ExecutorTest, ClearDropsPendingWorkAndWhatItHeld) {
   executor_->clear();
   EXPECT_TRUE(memory.expired());
   EXPECT_EQ(devices_[1]->budget_left(), devices_[1]->account().budget);
+}
+
+// Devices whose work completes in the background (--sim-completion woken, as a GPU's): the
+// executor asks them before the session waits, and only the wake's post makes a poll see it.
+class ExecutorWake : public ::testing::Test {
+ protected:
+  ExecutorWake() {
+    AgentConfig config;
+    config.devices = 2;
+    config.sim_completion = SimCompletion::kWoken;
+    devices_ = open_devices(config);
+    objects_ = std::make_unique<ObjectTable>(devices_, 1u << 16);
+    executor_ = std::make_unique<Executor>(devices_, *objects_, staging_, recorder_, 0);
+  }
+  void hand_over(std::uint32_t device, std::uint64_t value, std::vector<wire::Wait> waits = {}) {
+    wire::HandoverView h;
+    h.fixed = {device, static_cast<std::uint32_t>(waits.size()), value, 0, 0};
+    h.waits = waits;
+    std::string why;
+    PendingHandover ho;
+    ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
+    executor_->accept(std::move(ho));
+    ASSERT_TRUE(executor_->run_ready(why)) << why;
+    ASSERT_TRUE(executor_->poll(why)) << why;
+  }
+  // The wake's count, read away (0: nothing posted since the last read).
+  std::uint64_t posts() {
+    std::uint64_t n = 0;
+    return ::read(wake_->fd(), &n, sizeof n) == sizeof n ? n : 0;
+  }
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<ObjectTable> objects_;
+  StagingPool staging_;
+  Recorder recorder_;
+  std::unique_ptr<Executor> executor_;
+  std::shared_ptr<Wake> wake_ = std::make_shared<Wake>();
+};
+
+TEST_F(ExecutorWake, AValueIsReportedOnlyAfterItsDeviceWasArmedAndPostedTheWake) {
+  hand_over(1, 1);
+  EXPECT_TRUE(recorder_.events.empty()) << "reported before its work completed";
+  EXPECT_EQ(posts(), 0u);
+  executor_->arm_wakes(wake_);
+  EXPECT_EQ(posts(), 1u);
+  std::string why;
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
+  EXPECT_TRUE(executor_->idle());
+  executor_->arm_wakes(wake_);
+  EXPECT_EQ(posts(), 0u) << "woken with nothing to report";
+}
+
+TEST_F(ExecutorWake, AWaitingDevicesValueRunsOnceTheValueItWaitsForIsReportedAndIsArmedInTurn) {
+  hand_over(1, 1);
+  hand_over(2, 1, {wire::Wait{1, 0, 1}});
+  executor_->arm_wakes(wake_);  // device 1's value completes; device 2's has not run
+  EXPECT_EQ(posts(), 1u);
+  std::string why;
+  ASSERT_TRUE(executor_->poll(why)) << why;  // reports 1:1, runs 2:1 (its work now issued)
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
+  executor_->arm_wakes(wake_);
+  EXPECT_EQ(posts(), 1u);
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 2:1"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Completion, ExecutorTest,
