@@ -98,12 +98,13 @@ int poll_readable_or_event(int fd, int event_fd, int timeout_ms) {
     if (rc < 0) return -errno;
     if (rc == 0) return -ETIME;
     if ((pfd[1].revents & POLLNVAL) != 0) return -EBADF;
-    if ((pfd[1].revents & POLLIN) != 0) {
-      std::uint64_t count = 0;
-      count_syscall();
-      if (::read(event_fd, &count, sizeof count) < 0 && errno != EAGAIN) return -errno;
-    }
-    return pfd[0].revents != 0 ? 0 : 1;
+    // Bytes first, the event left for the next wait: the read may bring part of a frame only,
+    // and the reader then waits again, where the event must still end the wait.
+    if (pfd[0].revents != 0) return 0;
+    std::uint64_t count = 0;
+    count_syscall();
+    if (::read(event_fd, &count, sizeof count) < 0 && errno != EAGAIN) return -errno;
+    return 1;
   }
 }
 

@@ -74,7 +74,8 @@ class FrameReader {
   // ends the read), which asks for `event_fd` (an eventfd) to be written once there is
   // something to act on; the wait then also ends when it is, its count is read away, and
   // on_idle runs at once with the silence so far (the interval's clock is not advanced), then
-  // the wait goes on. The fd stays the owner's.
+  // the wait goes on. Bytes that come with the event are read first and the event ends the
+  // next wait (a read of part of a frame waits again). The fd stays the owner's.
   void set_wake(int event_fd, std::function<int()> arm) {
     wake_fd_ = event_fd;
     arm_ = std::move(arm);

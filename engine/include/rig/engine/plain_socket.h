@@ -14,9 +14,9 @@ int poll_readable(int fd, int timeout_ms);
 // millisecond.
 int poll_readable_ns(int fd, std::int64_t timeout_ns);
 // Waits for `fd` to be readable or `event_fd` (an eventfd) to be written, for at most
-// timeout_ms (negative: no bound): 0 when fd is readable (or at its end or in error), 1 when
-// only the event came, -ETIME once the time is up, or -errno. An event that came is read away
-// (its count reset) in both first cases.
+// timeout_ms (negative: no bound): 0 when fd is readable (or at its end or in error; an event
+// that came too stays for the next call), 1 when only the event came (its count read away),
+// -ETIME once the time is up, or -errno.
 int poll_readable_or_event(int fd, int event_fd, int timeout_ms);
 // Sets the socket's receive low-water mark (SO_RCVLOWAT): a readiness wait ends, and a
 // sleeping reader is woken, only once `bytes` are there. 0 or -errno.
