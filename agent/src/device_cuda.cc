@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <new>
 
 #include "cuda_memory.h"
 
@@ -25,13 +24,9 @@ wire::Account facts(const CudaGpus::Gpu& g, std::uint32_t id, std::uint64_t budg
   return a;
 }
 
-// Runs on a driver thread once the stream's earlier work completed: posts the job's wake and
-// lets go of the hold arm_wake gave it. No CUDA call, no exception (post is noexcept).
-void CUDA_CB post_wake(void* data) {
-  auto* held = static_cast<std::shared_ptr<Wake>*>(data);
-  (*held)->post();
-  delete held;
-}
+// Runs on a driver thread once the work it was queued behind completed: posts the job's wake
+// (which the device holds until its streams are synchronised). No CUDA call, no exception.
+void CUDA_CB post_wake(void* data) { static_cast<const Wake*>(data)->post(); }
 
 }  // namespace
 
@@ -50,8 +45,10 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, 
   // A GPU that could not say its free memory fails the job at its first call, saying why,
   // rather than answer every alloc "no room".
   if (device->usable(why) && device->check("cuMemGetInfo", info, why)) {
-    if (device->check("cuStreamCreate", d.cuStreamCreate(&device->stream_, CU_STREAM_NON_BLOCKING), why))
-      device->check("cuEventCreate", d.cuEventCreate(&device->tail_, CU_EVENT_DISABLE_TIMING), why);
+    if (device->check("cuStreamCreate", d.cuStreamCreate(&device->stream_, CU_STREAM_NON_BLOCKING), why) &&
+        device->check("cuEventCreate", d.cuEventCreate(&device->tail_, CU_EVENT_DISABLE_TIMING), why) &&
+        device->check("cuStreamCreate", d.cuStreamCreate(&device->wake_stream_, CU_STREAM_NON_BLOCKING), why))
+      device->check("cuEventCreate", d.cuEventCreate(&device->wake_event_, CU_EVENT_DISABLE_TIMING), why);
   }
   if (!why.empty()) device->fault_ = why;
   return device;
@@ -69,6 +66,8 @@ CudaDevice::~CudaDevice() {
   for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
   for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
   if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
+  if (wake_event_ != nullptr) driver_.cuEventDestroy(wake_event_);
+  if (wake_stream_ != nullptr) driver_.cuStreamDestroy(wake_stream_);
   if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
 }
 
@@ -283,12 +282,16 @@ void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
     fault_ = why;  // the next poll() reports it
     return;
   }
-  // The host function holds the wake, so its fd stays open for the post even if the job ends
-  // first; it lets go of it after posting.
-  auto* held = new (std::nothrow) std::shared_ptr<Wake>(wake);
-  if (held == nullptr) return;  // no memory: the idle watch's tick reports the values instead
-  if (!check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(stream_, post_wake, held), why)) {
-    delete held;
+  // The host function waits on a stream of its own for what the copy stream issued so far, so
+  // the copy stream's later work does not wait for it (a host function blocks the work queued
+  // after it on its stream). The device holds the wake until quiesce() synchronised both
+  // streams: the function's pointer stays good, and after an error in the context, when the
+  // driver never calls it, nothing leaks.
+  wake_ = wake;
+  if (!check("cuEventRecord", driver_.cuEventRecord(wake_event_, stream_), why) ||
+      !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, wake_event_, 0), why) ||
+      !check("cuLaunchHostFunc",
+             driver_.cuLaunchHostFunc(wake_stream_, post_wake, const_cast<Wake*>(wake_.get())), why)) {
     fault_ = why;
     return;
   }
@@ -297,7 +300,9 @@ void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
 
 void CudaDevice::quiesce() {
   if (stream_ == nullptr || gpu_->context() == nullptr) return;
-  if (driver_.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) driver_.cuStreamSynchronize(stream_);
+  if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
+  driver_.cuStreamSynchronize(stream_);
+  if (wake_stream_ != nullptr) driver_.cuStreamSynchronize(wake_stream_);
 }
 
 }  // namespace rig::agent

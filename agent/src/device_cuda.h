@@ -41,9 +41,9 @@ class CudaDevice final : public Device {
   bool idle() const override;
   bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
   void quiesce() override;
-  // A host function queued behind the stream's work posts the wake (it makes no CUDA call, as
-  // the driver requires); nothing when no work was issued since the last one. Later stream work
-  // waits for it to return (the driver's rule for host functions): it only posts.
+  // A host function queued (on a stream of its own) behind the work issued so far posts the
+  // wake; it makes no CUDA call, as the driver requires. Nothing when no work was issued since
+  // the last one.
   void arm_wake(const std::shared_ptr<Wake>& wake) override;
 
  private:
@@ -85,6 +85,9 @@ class CudaDevice final : public Device {
   // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
   mutable std::string fault_;
   bool issued_since_arm_ = false;  // stream work queued after the last host function that wakes
+  CUstream wake_stream_ = nullptr;  // where the host functions wait, off the copy stream
+  CUevent wake_event_ = nullptr;    // recorded on the copy stream for wake_stream_ to wait on
+  std::shared_ptr<Wake> wake_;      // the last armed wake: its host functions point to it
 };
 
 }  // namespace rig::agent

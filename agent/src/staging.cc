@@ -32,15 +32,20 @@ StagingPool::~StagingPool() {
   for (auto& spare : spare_) pinning_->unpin(spare.first.get());
 }
 
-void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) {
+void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) noexcept {
   if (!buffer) return;
   in_use_ -= std::min(in_use_, capacity);  // what take counted
   if (spare_bytes_ + capacity > kSpareBytes) {
     if (pinning_) pinning_->unpin(buffer.get());
     return;  // freed
   }
+  try {
+    spare_.emplace_back(std::move(buffer), capacity);
+  } catch (const std::bad_alloc&) {  // no room to keep it: freed (give never throws: ~Job calls it)
+    if (pinning_) pinning_->unpin(buffer.get());
+    return;
+  }
   spare_bytes_ += capacity;
-  spare_.emplace_back(std::move(buffer), capacity);
 }
 
 }  // namespace rig::agent

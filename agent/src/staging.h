@@ -35,8 +35,9 @@ class StagingPool {
   // limit would be passed.
   std::unique_ptr<std::byte[]> take(std::uint64_t bytes, std::uint64_t& capacity);
   // Gives a buffer back (null is ignored); kept for reuse while the spares fit kSpareBytes. Every
-  // buffer taken goes back here before it is freed (a pinned one is unpinned first).
-  void give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity);
+  // buffer taken goes back here before it is freed (a pinned one is unpinned first). Never
+  // throws (a job's end, also from a destructor, gives back what pending work held).
+  void give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) noexcept;
   std::uint64_t spare_bytes() const { return spare_bytes_; }
   std::uint64_t in_use() const { return in_use_; }
 
