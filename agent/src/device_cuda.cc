@@ -127,14 +127,24 @@ std::shared_ptr<Memory> CudaDevice::map_peer(const std::shared_ptr<Memory>& memo
   if (other == nullptr) return nullptr;
   if (other->device() == id()) return memory;
   std::string why;
-  if (!usable(why)) return nullptr;
+  if (!usable(why)) return nullptr;  // lost or failed before: the next poll() says why
   // The peer's context (primary, shared by the process) is found by its allocation's address.
   CUcontext peer = nullptr;
-  if (driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address()) != CUDA_SUCCESS)
+  if (!check("cuPointerGetAttribute", driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address()), why)) {
+    fault_ = why;
     return nullptr;
+  }
   const CUresult rc = driver_.cuCtxEnablePeerAccess(peer, 0);
-  if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return nullptr;  // refused: None
-  return memory;  // one unified address space: the same address reaches it from here
+  if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    return memory;  // one unified address space: the same address reaches it from here
+  }
+  // The driver's refusals are map_peer's None; any other failure is the GPU failing (the job
+  // fails; a sticky error loses the GPU).
+  if (rc != CUDA_ERROR_PEER_ACCESS_UNSUPPORTED && rc != CUDA_ERROR_TOO_MANY_PEERS && rc != CUDA_ERROR_INVALID_DEVICE &&
+      !check("cuCtxEnablePeerAccess", rc, why)) {
+    fault_ = why;
+  }
+  return nullptr;
 }
 
 bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
