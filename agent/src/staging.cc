@@ -35,17 +35,15 @@ StagingPool::~StagingPool() {
 void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) noexcept {
   if (!buffer) return;
   in_use_ -= std::min(in_use_, capacity);  // what take counted
-  if (spare_bytes_ + capacity > kSpareBytes) {
-    if (pinning_) pinning_->unpin(buffer.get());
-    return;  // freed
+  if (spare_bytes_ + capacity <= kSpareBytes) {
+    try {
+      spare_.emplace_back(std::move(buffer), capacity);
+      spare_bytes_ += capacity;
+      return;  // kept
+    } catch (const std::bad_alloc&) {  // no room to keep it (give never throws: ~Job calls it)
+    }
   }
-  try {
-    spare_.emplace_back(std::move(buffer), capacity);
-  } catch (const std::bad_alloc&) {  // no room to keep it: freed (give never throws: ~Job calls it)
-    if (pinning_) pinning_->unpin(buffer.get());
-    return;
-  }
-  spare_bytes_ += capacity;
-}
+  if (pinning_) pinning_->unpin(buffer.get());
+}  // freed
 
 }  // namespace rig::agent
