@@ -10,7 +10,6 @@
 
 #include "cuda_gpus.h"
 #include "host_pinning.h"
-#include "memory.h"
 
 namespace rig::agent {
 
@@ -18,14 +17,13 @@ class CudaPinning final : public HostPinning {
  public:
   // Registers in the first GPU's primary context (held while this lives); portable, so every
   // GPU's copies see the buffers pinned.
-  static constexpr std::uint64_t kMinBytes = 64 << 10;
-  static_assert(kMinBytes >= RamMemory::kPageAlignedBytes, "objects the GPU pins own their pages");
   explicit CudaPinning(const CudaGpus& gpus) : gpu_(std::make_shared<CudaGpus::Hold>(gpus, 0)) {}
   ~CudaPinning() override;
 
-  // Pins `bytes` from p unless fewer than kMinBytes.
-  void pin(std::byte* p, std::uint64_t bytes) override;
-  void unpin(std::byte* p) override;
+  // Registers the whole pages from p (page-aligned) that hold `bytes`, at every size: a tiny copy
+  // from pageable memory would wait for the stream's earlier work inside the driver's call.
+  void pin(std::byte* p, std::uint64_t bytes) noexcept override;
+  void unpin(std::byte* p) noexcept override;
 
  private:
   std::shared_ptr<CudaGpus::Hold> gpu_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device.h"
+#include "host_bytes.h"
 #include "objects.h"
 #include "rig/wire/codec.h"
 
@@ -28,7 +29,7 @@ struct PendingPart {
   // session's pool) or, when nothing earlier can touch the destination, straight into it
   // (landed). A copy into the client's memory from a device whose memory the agent cannot read
   // is packed into staging by the device (copy_out) before it is sent.
-  std::unique_ptr<std::byte[]> staged;
+  HostBytes staged;
   std::uint64_t staged_capacity = 0;
   bool landed = false;
   bool copied_out = false;

@@ -11,9 +11,12 @@ namespace rig::agent {
 class HostPinning {
  public:
   virtual ~HostPinning() = default;
-  virtual void pin(std::byte* p, std::uint64_t bytes) = 0;
+  // `p` is page-aligned and owns every page through p + bytes (rounded up to whole pages: a
+  // page shared with another pinned range could not be registered again). Never throws: what
+  // could not be pinned stays unpinned.
+  virtual void pin(std::byte* p, std::uint64_t bytes) noexcept = 0;
   // Before `p` is freed; nothing if pin(p) failed.
-  virtual void unpin(std::byte* p) = 0;
+  virtual void unpin(std::byte* p) noexcept = 0;
 };
 
 }  // namespace rig::agent

@@ -1,63 +1,36 @@
 #include "memory.h"
 
-#include <mimalloc.h>
-
-#include <cstdlib>
-#include <cstring>
 #include <new>
 
+#include "host_bytes.h"
+
 namespace rig::agent {
-namespace {
-
-constexpr std::uint64_t kPage = 4096;
-
-// Zeroed RAM, 64-byte aligned, or page-aligned and rounded up to whole pages from
-// RamMemory::kPageAlignedBytes. Under ThreadSanitizer from the C library, whose allocator TSan
-// instruments: Debian's mimalloc is not built for TSan, which then reports its reuse of memory
-// that another thread freed as a race.
-std::byte* zalloc(std::uint64_t bytes) {
-  const std::uint64_t align = bytes >= RamMemory::kPageAlignedBytes ? kPage : 64;
-  const std::uint64_t rounded = (bytes + align - 1) & ~(align - 1);
-#if defined(RIG_TSAN)
-  void* p = std::aligned_alloc(align, rounded);
-  if (p != nullptr) std::memset(p, 0, rounded);
-  return static_cast<std::byte*>(p);
-#else
-  return static_cast<std::byte*>(mi_zalloc_aligned(rounded, align));
-#endif
-}
-
-void release(std::byte* p) {
-#if defined(RIG_TSAN)
-  std::free(p);
-#else
-  mi_free(p);
-#endif
-}
-
-}  // namespace
 
 std::shared_ptr<RamMemory> RamMemory::allocate(std::uint32_t device, std::uint64_t bytes,
                                                std::shared_ptr<Budget> budget,
                                                std::shared_ptr<HostPinning> pinning) {
   if (bytes > budget->left) return nullptr;
-  std::byte* data = zalloc(bytes);
+  // Memory that a GPU pins owns its pages: a page shared with another pinned range could not be
+  // registered again.
+  const bool own_pages = pinning != nullptr || bytes >= kPageAlignedBytes;
+  std::byte* data = allocate_host_bytes(bytes, own_pages ? page_bytes() : 64, /*zeroed=*/true);
   if (data == nullptr) return nullptr;
   budget->left -= bytes;  // given back by the destructor
+  std::shared_ptr<RamMemory> memory;
   try {
-    auto memory = std::make_shared<RamMemory>(device, bytes, data, budget, pinning);
-    if (pinning) pinning->pin(data, bytes);
-    return memory;
+    memory = std::make_shared<RamMemory>(device, bytes, data, budget, pinning);
   } catch (const std::bad_alloc&) {
-    release(data);
+    free_host_bytes(data);
     budget->left += bytes;
     return nullptr;
   }
+  if (pinning) pinning->pin(data, bytes);  // best effort; never throws
+  return memory;
 }
 
 RamMemory::~RamMemory() {
   if (pinning_) pinning_->unpin(host());
-  release(host());
+  free_host_bytes(host());
   budget_->left += bytes();
 }
 

@@ -41,17 +41,18 @@ class Memory {
   std::byte* host_;
 };
 
-// Memory in this machine's RAM, zeroed, 64-byte aligned, charged to a job's budget of one
-// device: what the machine's host and simulated devices allocate.
+// Memory in this machine's RAM, zeroed, 64-byte aligned (whole pages where pinned or from
+// kPageAlignedBytes), charged to a job's budget of one device: what the machine's host and
+// simulated devices allocate.
 class RamMemory final : public Memory {
  public:
-  // From this size on, an object owns whole pages (page-aligned, its size rounded up): a GPU
-  // may pin it (cuMemHostRegister), and a page shared with another pinned range cannot be
-  // registered again. mimalloc's size classes from 64 KiB give whole pages anyway (so no test
-  // here tells the difference); this holds it for any allocator.
+  // From this size on, and at every size when the memory is pinned, an object owns whole pages
+  // (page-aligned, its size rounded up): a GPU pins it (cuMemHostRegister), and a page shared
+  // with another pinned range cannot be registered again. mimalloc's size classes from 64 KiB
+  // give whole pages anyway; this holds it for any allocator.
   static constexpr std::uint64_t kPageAlignedBytes = 64 << 10;
   // nullptr when `bytes` is past what the budget has left or RAM runs out. `pinning`: pins the
-  // memory while it lives (the host's objects while the job has GPUs), else null.
+  // memory, whole pages, while it lives (the host's objects while the job has GPUs), else null.
   static std::shared_ptr<RamMemory> allocate(std::uint32_t device, std::uint64_t bytes,
                                              std::shared_ptr<Budget> budget,
                                              std::shared_ptr<HostPinning> pinning = nullptr);

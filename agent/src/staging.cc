@@ -5,25 +5,28 @@
 
 namespace rig::agent {
 
-std::unique_ptr<std::byte[]> StagingPool::take(std::uint64_t bytes, std::uint64_t& capacity) {
-  if (!admits(bytes)) return nullptr;
+HostBytes StagingPool::take(std::uint64_t bytes, std::uint64_t& capacity) {
+  const std::uint64_t made = capacity_for(bytes);
+  if (made < bytes || !fits(made)) return nullptr;
+  const std::uint64_t largest_reused = std::max<std::uint64_t>(kAnySmallSpare, made > ~0ull / 2 ? ~0ull : 2 * made);
   std::size_t best = spare_.size();
   for (std::size_t i = 0; i < spare_.size(); ++i) {
-    if (spare_[i].second >= bytes && (best == spare_.size() || spare_[i].second < spare_[best].second)) best = i;
+    const std::uint64_t c = spare_[i].second;
+    if (c >= bytes && c <= largest_reused && fits(c) && (best == spare_.size() || c < spare_[best].second)) best = i;
   }
   if (best < spare_.size()) {
-    auto buffer = std::move(spare_[best].first);
+    HostBytes buffer = std::move(spare_[best].first);
     capacity = spare_[best].second;
     spare_bytes_ -= capacity;
     spare_.erase(spare_.begin() + static_cast<std::ptrdiff_t>(best));
     in_use_ += capacity;
     return buffer;
   }
-  capacity = bytes;
-  auto buffer = std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[bytes]);
+  HostBytes buffer(allocate_host_bytes(made, pinning_ ? page_bytes() : 64, /*zeroed=*/false));
   if (!buffer) return buffer;
-  in_use_ += bytes;
-  if (pinning_) pinning_->pin(buffer.get(), bytes);
+  capacity = made;
+  in_use_ += made;
+  if (pinning_) pinning_->pin(buffer.get(), made);
   return buffer;
 }
 
@@ -32,7 +35,7 @@ StagingPool::~StagingPool() {
   for (auto& spare : spare_) pinning_->unpin(spare.first.get());
 }
 
-void StagingPool::give(std::unique_ptr<std::byte[]> buffer, std::uint64_t capacity) noexcept {
+void StagingPool::give(HostBytes buffer, std::uint64_t capacity) noexcept {
   if (!buffer) return;
   in_use_ -= std::min(in_use_, capacity);  // what take counted
   if (spare_bytes_ + capacity <= kSpareBytes) {

@@ -1,0 +1,31 @@
+// Host RAM the agent allocates for objects and staging, from mimalloc (the C library's
+// allocator under ThreadSanitizer, which instruments it: Debian's mimalloc is not built for
+// TSan, which then reports its reuse of memory another thread freed as a race). One free for
+// every alignment, so a buffer's owner need not remember how it was made.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace rig::agent {
+
+// The machine's page size (sysconf), read once.
+std::uint64_t page_bytes() noexcept;
+// `bytes` rounded up to whole pages.
+inline std::uint64_t whole_pages(std::uint64_t bytes) noexcept {
+  const std::uint64_t page = page_bytes();
+  return (bytes + page - 1) / page * page;
+}
+
+// `bytes` (rounded up to a multiple of `align`, a power of two) aligned to `align`, zeroed if
+// asked; nullptr when RAM runs out.
+std::byte* allocate_host_bytes(std::uint64_t bytes, std::uint64_t align, bool zeroed) noexcept;
+void free_host_bytes(std::byte* p) noexcept;
+
+struct HostBytesFree {
+  void operator()(std::byte* p) const noexcept { free_host_bytes(p); }
+};
+using HostBytes = std::unique_ptr<std::byte[], HostBytesFree>;
+
+}  // namespace rig::agent
