@@ -21,7 +21,7 @@ std::byte* allocate_host_bytes(std::uint64_t bytes, std::uint64_t align, bool ze
   assert(align != 0 && (align & (align - 1)) == 0);
   const std::uint64_t rounded = (bytes + align - 1) & ~(align - 1);
   if (rounded < bytes) return nullptr;  // wrapped
-#if defined(RIG_TSAN)
+#if defined(RIG_TSAN) || defined(RIG_ASAN)
   void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
   if (p != nullptr && zeroed) std::memset(p, 0, rounded);
 #else
@@ -31,7 +31,7 @@ std::byte* allocate_host_bytes(std::uint64_t bytes, std::uint64_t align, bool ze
 }
 
 void free_host_bytes(std::byte* p) noexcept {
-#if defined(RIG_TSAN)
+#if defined(RIG_TSAN) || defined(RIG_ASAN)
   std::free(p);
 #else
   mi_free(p);

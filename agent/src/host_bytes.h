@@ -1,7 +1,8 @@
-// Host RAM the agent allocates for objects and staging, from mimalloc (the C library's
-// allocator under ThreadSanitizer, which instruments it: Debian's mimalloc is not built for
-// TSan, which then reports its reuse of memory another thread freed as a race). One free for
-// every alignment, so a buffer's owner need not remember how it was made.
+// Host RAM the agent allocates for objects and staging, from mimalloc; under the sanitizers
+// from the C library's allocator, which they instrument (Debian's mimalloc is not built for
+// them: TSan reports its reuse of memory another thread freed as a race, and ASan would not see
+// a read or write past a buffer's end). One free for every alignment, so a buffer's owner need
+// not remember how it was made.
 #pragma once
 
 #include <cstddef>
