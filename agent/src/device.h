@@ -88,6 +88,21 @@ class Device {
   // at once: nothing.
   virtual void arm_wake(const std::shared_ptr<Wake>& wake) { (void)wake; }
 
+  // Waits between devices. waits_on(other): whether this device can order the work it issues
+  // next after a value that `other` (another device of the job) finished but has not reported
+  // done, on its own, without the executor holding the handover until that report. wait_on:
+  // does so for `value` (finished on `other`, not yet reported); after it, idle() is false until
+  // that value's work completed too. A failure is poll()'s to report. The default: no such
+  // waits (the executor holds the handover).
+  virtual bool waits_on(const Device& other) const {
+    (void)other;
+    return false;
+  }
+  virtual void wait_on(Device& other, std::uint64_t value) {
+    (void)other;
+    (void)value;
+  }
+
  protected:
   explicit Device(const wire::Account& account) : account_(account) {}
 

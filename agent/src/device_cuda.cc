@@ -1,9 +1,11 @@
 #include "device_cuda.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 #include "cuda_memory.h"
+#include "ram_device.h"
 
 namespace rig::agent {
 namespace {
@@ -306,6 +308,29 @@ void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
     return;
   }
   issued_since_arm_ = false;
+}
+
+bool CudaDevice::waits_on(const Device& other) const {
+  return dynamic_cast<const CudaDevice*>(&other) != nullptr || dynamic_cast<const RamDevice*>(&other) != nullptr;
+}
+
+CUevent CudaDevice::event_of(std::uint64_t value) const {
+  for (const Pending& p : pending_) {
+    if (p.value == value) return p.event;
+  }
+  return nullptr;
+}
+
+void CudaDevice::wait_on(Device& other, std::uint64_t value) {
+  assert(waits_on(other));
+  const auto* gpu = dynamic_cast<const CudaDevice*>(&other);
+  const CUevent e = gpu != nullptr ? gpu->event_of(value) : nullptr;
+  if (e == nullptr) return;  // RAM's work, or a value whose completion was polled: done
+  std::string why;
+  if (!usable(why) || !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e, 0), why) ||
+      !check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why)) {
+    fault_ = why;  // the next poll() reports it, which fails the job
+  }
 }
 
 void CudaDevice::quiesce() {

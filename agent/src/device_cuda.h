@@ -45,6 +45,11 @@ class CudaDevice final : public Device {
   // wake; it makes no CUDA call, as the driver requires. Nothing when no work was issued since
   // the last one.
   void arm_wake(const std::shared_ptr<Wake>& wake) override;
+  // Another GPU's finished value: the stream waits on that value's event (cuStreamWaitEvent;
+  // the event may be another context's), and tail_ is recorded after the wait, so idle() covers
+  // it. A RAM device's finished work is done already: nothing to wait for.
+  bool waits_on(const Device& other) const override;
+  void wait_on(Device& other, std::uint64_t value) override;
 
  private:
   CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu);
@@ -65,6 +70,8 @@ class CudaDevice final : public Device {
   // False (with the call's error) unless rc is CUDA_SUCCESS; a sticky error loses the GPU.
   bool check(const char* call, CUresult rc, std::string& why) const;
   CUevent take_event(std::string& why);
+  // The event recorded after `value`'s work, or nullptr once its completion was polled.
+  CUevent event_of(std::uint64_t value) const;
   // Orders the stream after the zeroing of an end in another GPU's memory (its own stream
   // zeroed it, unordered with this one).
   bool wait_zeroed(const End& e, std::string& why);

@@ -50,11 +50,38 @@ bool Executor::runs_at_once(const std::vector<wire::Wait>& waits) const {
   return true;
 }
 
-bool Executor::ready(const PendingHandover& ho) const {
-  for (const wire::Wait& w : ho.waits) {
+bool Executor::reached(const std::vector<wire::Wait>& waits) const {
+  for (const wire::Wait& w : waits) {
     if (lanes_[w.device].done < w.value) return false;
   }
   return true;
+}
+
+std::uint64_t Executor::finished_value(const wire::Wait& w) const {
+  for (const PendingHandover& r : lanes_[w.device].running) {
+    if (r.value >= w.value) return r.value;
+  }
+  return 0;
+}
+
+bool Executor::ready(std::uint32_t device, const PendingHandover& ho) const {
+  for (const wire::Wait& w : ho.waits) {
+    if (lanes_[w.device].done >= w.value) continue;
+    if (w.device == device || finished_value(w) == 0 || !devices_[device]->waits_on(*devices_[w.device])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Executor::place_waits(std::uint32_t device, PendingHandover& ho) {
+  ho.waits_placed = true;
+  for (const wire::Wait& w : ho.waits) {
+    if (lanes_[w.device].done >= w.value) continue;
+    assert(w.device != device && finished_value(w) != 0);  // ready() said so
+    devices_[device]->wait_on(*devices_[w.device], finished_value(w));
+    ho.held_by.push_back(w);
+  }
 }
 
 bool Executor::run_ready(std::string& why) {
@@ -62,9 +89,11 @@ bool Executor::run_ready(std::string& why) {
   while (progress) {
     progress = false;
     for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
+      // A value reported on another device may let a held report go.
+      if (!drain(dev, progress, why)) return false;
       Lane& lane = lanes_[dev];
       // Only this device's queue waits for a handover that is not ready.
-      while (!lane.queue.empty() && (lane.queue.front().next_part > 0 || ready(lane.queue.front()))) {
+      while (!lane.queue.empty() && (lane.queue.front().next_part > 0 || ready(dev, lane.queue.front()))) {
         bool finished = false;
         if (!run_front(dev, finished, why)) return false;
         if (!finished) break;  // waits for the device's earlier work: poll() resumes it
@@ -79,6 +108,7 @@ bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why)
   Lane& lane = lanes_[device];
   Device& d = *devices_[device];
   PendingHandover& ho = lane.queue.front();
+  if (!ho.waits_placed) place_waits(device, ho);
   while (ho.next_part < ho.parts.size()) {
     bool blocked = false;
     if (!run_part(d, ho, ho.next_part, blocked, why)) return false;
@@ -86,17 +116,23 @@ bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why)
     ++ho.next_part;
   }
   finished = true;
-  const Completion c = d.finish(ho.value);
-  if (c == Completion::kLater || !lane.running.empty()) {
-    // Reported by a later poll; a value done at once behind running ones waits its turn.
-    ho.completed = c == Completion::kDone;
-    lane.running.push_back(std::move(lane.queue.front()));
-    lane.queue.pop_front();
-    return true;
-  }
-  PendingHandover done = std::move(lane.queue.front());
+  // Reported now if done at once and nothing holds it; else by a later poll or drain.
+  ho.completed = d.finish(ho.value) == Completion::kDone;
+  lane.running.push_back(std::move(lane.queue.front()));
   lane.queue.pop_front();
-  return complete(device, done, why);
+  bool progress = false;
+  return drain(device, progress, why);
+}
+
+bool Executor::drain(std::uint32_t device, bool& progress, std::string& why) {
+  Lane& lane = lanes_[device];
+  while (!lane.running.empty() && lane.running.front().completed && reached(lane.running.front().held_by)) {
+    PendingHandover ho = std::move(lane.running.front());
+    lane.running.pop_front();
+    if (!complete(device, ho, why)) return false;
+    progress = true;
+  }
+  return true;
 }
 
 bool Executor::run_part(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
@@ -199,17 +235,15 @@ bool Executor::poll(std::string& why) {
 
 bool Executor::retire(std::uint32_t device, std::uint64_t value, std::string& why) {
   Lane& lane = lanes_[device];
-  if (lane.running.empty() || lane.running.front().value != value || lane.running.front().completed) {
+  auto it = std::find_if(lane.running.begin(), lane.running.end(),
+                         [](const PendingHandover& r) { return !r.completed; });
+  if (it == lane.running.end() || it->value != value) {
     why = fault(*devices_[device], "reported value " + std::to_string(value) + " done out of order");
     return false;
   }
-  // Then every value behind it that its device finished at once (kDone behind running work).
-  do {
-    PendingHandover ho = std::move(lane.running.front());
-    lane.running.pop_front();
-    if (!complete(device, ho, why)) return false;
-  } while (!lane.running.empty() && lane.running.front().completed);
-  return true;
+  it->completed = true;
+  bool progress = false;
+  return drain(device, progress, why);
 }
 
 void Executor::clear() {

@@ -1,7 +1,10 @@
 // Runs a job's handovers: per device, in the order they were handed over, each once the values
 // its waits name are done on their devices of this agent, its parts in order through the
 // device's Device. A ready handover runs inline on the session's thread (no thread hop); a wait
-// on another device blocks only this device's queue. It reads no socket: what it sends the
+// on another device blocks only this device's queue. Where the device orders its own work after
+// a value another device finished (Device::waits_on: a GPU's stream waits on another GPU's
+// event), the handover runs once that value is finished rather than reported, and its done
+// report is held until the value's is sent: reports keep the order the waits give. It reads no socket: what it sends the
 // client goes through Reports, so it runs in tests without sockets.
 #pragma once
 
@@ -75,7 +78,18 @@ class Executor {
     std::uint64_t received = 0;             // last value handed over
     std::uint64_t pending_cost = 0;         // of handovers not done: copy bytes, 4 per word
   };
-  bool ready(const PendingHandover& ho) const;
+  // Whether `device`'s front handover may run: each wait's value is done, or finished on another
+  // device that `device` waits on by itself (finished_value).
+  bool ready(std::uint32_t device, const PendingHandover& ho) const;
+  // The value finished on w.device that covers w (its first running value at or above
+  // w.value), or 0 if there is none.
+  std::uint64_t finished_value(const wire::Wait& w) const;
+  // Has the device order ho's work after its waits that are not done yet (held_by).
+  void place_waits(std::uint32_t device, PendingHandover& ho);
+  bool reached(const std::vector<wire::Wait>& waits) const;
+  // Completes the front of `device`'s running lane while its work is done and its held_by
+  // values are reported; `progress` when one was.
+  bool drain(std::uint32_t device, bool& progress, std::string& why);
   // Runs the front handover of `device`'s queue as far as it can; `finished` when it has been
   // finished on the device (its value done or running).
   bool run_front(std::uint32_t device, bool& finished, std::string& why);
@@ -83,8 +97,8 @@ class Executor {
   bool run_part(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
   bool run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
   bool run_words(const PendingHandover& ho, const PendingPart& p, std::string& why);
-  // Its device reported `value` done: the front of the running lane (and those behind it that
-  // were done at once) are complete.
+  // Its device reported `value` done: the first running handover not done yet must be it; it
+  // (and those behind it that were done at once) are reported once their held_by are.
   bool retire(std::uint32_t device, std::uint64_t value, std::string& why);
   // The value's work is done: report it and let go of what it held.
   bool complete(std::uint32_t device, PendingHandover& ho, std::string& why);

@@ -54,7 +54,11 @@ struct PendingHandover {
   std::vector<PendingPart> parts;
   std::vector<std::uint32_t> words;
   std::uint32_t next_part = 0;  // the executor's progress through parts
-  bool completed = false;       // done at once on its device, behind values still running
+  bool completed = false;       // its device said its work is done; reported once held_by is
+  bool waits_placed = false;    // the waits its device orders itself were placed (held_by)
+  // Waits on other devices' values that its device ordered its work after (Device::wait_on)
+  // before they were reported: its own done report follows theirs.
+  std::vector<wire::Wait> held_by;
   // What it counts against the client's room: its copies' bytes and 4 bytes per word.
   std::uint64_t cost() const;
 };

@@ -3,6 +3,7 @@
 // The machine's host and the simulated devices are both this, with their own facts.
 #pragma once
 
+#include <cassert>
 #include <memory>
 #include <vector>
 
@@ -31,6 +32,14 @@ class RamDevice : public Device {
   bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
   void quiesce() override {}  // a memmove is done when it returns
   void arm_wake(const std::shared_ptr<Wake>& wake) override;
+  // Another RAM device's finished work is done (its memmoves ran when issued, on this thread),
+  // so work issued here after it is ordered after it, reported or not; a GPU's is not. Only a
+  // device that reports later waits so: one that reports at once (the host) would have its
+  // report held anyway, and the executor holds its handover instead, as it does for a GPU's.
+  bool waits_on(const Device& other) const override {
+    return completion_ == Completion::kLater && dynamic_cast<const RamDevice*>(&other) != nullptr;
+  }
+  void wait_on(Device& other, std::uint64_t) override { assert(waits_on(other)); (void)other; }
   // With kLater: a value's work completes only when arm_wake is asked after its finish (which
   // then posts the wake), as a GPU's work completes in the background while the session waits:
   // the wake's path, tested without a GPU (rig-agent --sim-completion woken).

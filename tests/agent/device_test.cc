@@ -208,6 +208,31 @@ TEST_P(DeviceConformance, EveryValueFinishedIsReportedOnceAndInOrder) {
   EXPECT_TRUE(more.empty()) << "a value reported twice";
 }
 
+// Where the device orders its work after another device's finished value by itself (a GPU's
+// stream waiting on the other GPU's event), that work sees what the value wrote. On a GPU pair
+// the copies are short, so this checks the calls more than it can catch a missing wait.
+TEST_P(DeviceConformance, WorkOrderedAfterAnotherDevicesFinishedValueSeesWhatThatValueWrote) {
+  if (!dut().waits_on(other())) GTEST_SKIP() << "this device orders no work after another's by itself";
+  if (((dut().account().reaches >> other().id()) & 1) == 0) GTEST_SKIP() << "the devices do not reach each other";
+  const std::uint64_t n = kBudget / 2;
+  auto theirs = other().allocate(n), mine = dut().allocate(n);
+  ASSERT_TRUE(theirs && mine);
+  const auto packed = test::random_bytes(n, 18);
+  std::string why;
+  ASSERT_TRUE(other().copy_in({theirs.get(), 0, n}, packed.data(), {1, n}, why)) << why;
+  const bool reported = other().finish(1) == Completion::kDone;
+  dut().wait_on(other(), 1);
+  ASSERT_TRUE(dut().copy({mine.get(), 0, n}, {theirs.get(), 0, n}, {1, n}, why)) << why;
+  ASSERT_TRUE(finish(dut(), ++value_));
+  EXPECT_EQ(read(dut(), {mine.get(), 0, n}, {1, n}), packed);
+  std::vector<std::uint64_t> done;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!reported && done.empty() && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(other().poll(done, why)) << why;
+  }
+  if (!reported) EXPECT_EQ(done, (std::vector<std::uint64_t>{1}));
+}
+
 TEST_P(DeviceConformance, AHostAddressableMemoryShowsTheBytesTheDevicesCopiesWrote) {
   auto m = dut().allocate(4096);
   ASSERT_TRUE(m);

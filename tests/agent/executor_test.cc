@@ -156,11 +156,46 @@ TEST_P(ExecutorTest, AWaitOnAnotherDeviceHoldsOnlyTheWaitingDevicesQueue) {
   hand_over(2, 1, {}, {copy_part(client_side(), object(6), 64)}, {bytes});
   run();
   const std::vector<std::string> want =
-      later() ? std::vector<std::string>{"done 0:1", "done 2:1", "bytes 1:2:0", "done 1:1", "done 1:2"}
+      // Later: device 1 orders its work after device 2's finished value itself, so its bytes
+      // (final: the device is idle) may go before device 2's report, and its reports follow it.
+      later() ? std::vector<std::string>{"done 0:1", "bytes 1:2:0", "done 2:1", "done 1:1", "done 1:2"}
               : std::vector<std::string>{"done 0:1", "done 2:1", "done 1:1", "bytes 1:2:0", "done 1:2"};
   ASSERT_EQ(recorder_.names(), want);
   const auto sent = std::find(want.begin(), want.end(), "bytes 1:2:0") - want.begin();
   EXPECT_EQ(recorder_.events[sent].bytes, bytes);  // device 1 copied what device 2 received
+}
+
+TEST_P(ExecutorTest, AWaitOnAValueAnotherDeviceFinishedRunsOnceTheDeviceOrdersItAndIsReportedAfterThatValue) {
+  alloc(5, 1, 64);
+  alloc(6, 2, 64);
+  const auto bytes = test::random_bytes(64, 5);
+  hand_over(2, 1, {}, {copy_part(client_side(), object(6), 64)}, {bytes});
+  // Device 1 (polled before device 2) copies what device 2's value 1 received.
+  hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(6), object(5), 64)});
+  std::string why;
+  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  // A simulated device that reports later orders its work after another's finished value by
+  // itself (as a GPU's stream waits on another GPU's event): the copy ran before any report.
+  EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), bytes) << "held until the value it waits for was reported";
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 1:1"}))
+      << "a value was reported before the value it waited for";
+}
+
+TEST_P(ExecutorTest, TheHostWaitingOnAValueAnotherDeviceFinishedIsHeldUntilThatValueIsReported) {
+  alloc(5, 0, 64);
+  alloc(6, 2, 64);
+  const auto bytes = test::random_bytes(64, 6);
+  hand_over(2, 1, {}, {copy_part(client_side(), object(6), 64)}, {bytes});
+  hand_over(0, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(6), object(5), 64)});
+  std::string why;
+  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  if (later()) {
+    EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), std::vector<std::byte>(64)) << "the host's copy ran";
+  }
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), bytes);
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 0:1"}));
 }
 
 TEST_P(ExecutorTest, AWaitAlreadyReachedDoesNotHoldTheHandover) {
@@ -293,18 +328,26 @@ TEST_F(ExecutorWake, AValueIsReportedOnlyAfterItsDeviceWasArmedAndPostedTheWake)
   EXPECT_EQ(posts(), 0u) << "woken with nothing to report";
 }
 
-TEST_F(ExecutorWake, AWaitingDevicesValueRunsOnceTheValueItWaitsForIsReportedAndIsArmedInTurn) {
-  hand_over(1, 1);
-  hand_over(2, 1, {wire::Wait{1, 0, 1}});
-  executor_->arm_wakes(wake_);  // device 1's value completes; device 2's has not run
-  EXPECT_EQ(posts(), 1u);
+TEST_F(ExecutorWake, AWaitingDevicesValueIsIssuedAtOnceArmedWithTheOtherAndReportedAfterIt) {
+  hand_over(2, 1);
+  hand_over(1, 1, {wire::Wait{2, 0, 1}});  // ordered by the device itself: issued now
+  executor_->arm_wakes(wake_);              // both values complete, each device posts
+  EXPECT_EQ(posts(), 2u);
   std::string why;
-  ASSERT_TRUE(executor_->poll(why)) << why;  // reports 1:1, runs 2:1 (its work now issued)
-  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
+  ASSERT_TRUE(executor_->poll(why)) << why;
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 1:1"}));
+  EXPECT_TRUE(executor_->idle());
+}
+
+TEST_F(ExecutorWake, TheHostsValueRunsOnceTheValueItWaitsForIsReported) {
+  hand_over(1, 1);
+  hand_over(0, 1, {wire::Wait{1, 0, 1}});  // the host reports at once: held by the executor
+  EXPECT_TRUE(recorder_.events.empty());
   executor_->arm_wakes(wake_);
   EXPECT_EQ(posts(), 1u);
-  ASSERT_TRUE(executor_->poll(why)) << why;
-  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 2:1"}));
+  std::string why;
+  ASSERT_TRUE(executor_->poll(why)) << why;  // reports 1:1, then runs and reports 0:1
+  EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 0:1"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Completion, ExecutorTest,
