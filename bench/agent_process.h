@@ -1,5 +1,6 @@
 // A rig-agent process that rig-bench starts for itself on a loopback port the agent picks, and
-// ends when the bench ends (also if the bench dies: the child gets SIGKILL with its parent).
+// ends when the bench ends (also if the bench dies: the child gets SIGKILL with the thread that
+// started it; rig/harness/agent_child.h).
 #pragma once
 
 #include <sys/types.h>
@@ -24,8 +25,6 @@ class AgentProcess {
   pid_t pid() const { return pid_; }
 
  private:
-  void end();
-
   pid_t pid_ = -1;
   std::string endpoint_;
 };

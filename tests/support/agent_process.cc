@@ -1,21 +1,16 @@
 #include "agent_process.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
-#include <stdexcept>
 #include <string_view>
 #include <thread>
+
+#include "rig/harness/agent_child.h"
 
 extern char** environ;
 
@@ -45,19 +40,6 @@ std::vector<char*> environment_without_secret() {
   }
   env.push_back(nullptr);
   return env;
-}
-
-// `name` as execve needs it: itself if it holds a slash, else the first executable file of that
-// name in PATH (posix_spawnp's search, done before the fork).
-std::string executable_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path != nullptr ? path : "/usr/bin:/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  throw std::runtime_error("spawn rig-agent: " + name + " is not in PATH");
 }
 
 // RIG_TEST_DEVICE_COUNT=N: the agent opens at most N simulated devices besides its host, as a
@@ -110,68 +92,11 @@ std::vector<std::string> agent_command(const std::vector<std::string>& args, con
 engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
 
 AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
-  std::vector<std::string> argv_s = agent_command(args, wrapper);
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  const std::string path = executable_path(argv_s.front());
   std::vector<char*> env = open ? environment_without_secret() : std::vector<char*>{};
-  char** envp = open ? env.data() : environ;
-  // out: the agent's stdout (its first line names its endpoint); failed: the child's errno if
-  // execve fails (closed unwritten by a successful exec: O_CLOEXEC).
-  int out[2], failed[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  if (::pipe2(failed, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(out[0]);
-    ::close(out[1]);
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(e));
-  }
-  // fork and execve, not posix_spawn: the child asks the kernel to kill it when the thread that
-  // forked it ends (PR_SET_PDEATHSIG), so an agent never outlives a test process that crashed or
-  // was killed. Between fork and exec the child makes only async-signal-safe calls.
-  const pid_t parent = ::getpid();
-  pid_ = ::fork();
-  if (pid_ < 0) {
-    const int e = errno;
-    for (int fd : {out[0], out[1], failed[0], failed[1]}) ::close(fd);
-    throw std::runtime_error(std::string("fork for rig-agent: ") + std::strerror(e));
-  }
-  if (pid_ == 0) {
-    // No signal blocked in the agent, whatever the forking thread (or a sanitizer's fork) had
-    // blocked: posix_spawn's POSIX_SPAWN_SETSIGMASK with an empty set.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the whole test process ended before the prctl
-    ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
-    ::execve(path.c_str(), argv.data(), envp);
-    const int e = errno;
-    (void)!::write(failed[1], &e, sizeof e);
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  ::close(failed[1]);
-  int exec_errno = 0;
-  const bool exec_failed = ::read(failed[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
-  ::close(failed[0]);
-  if (exec_failed) {
-    ::close(out[0]);
-    signal(SIGKILL);
-    throw std::runtime_error("spawn rig-agent: execve " + path + ": " + std::strerror(exec_errno));
-  }
-  // The agent's first line names its endpoint.
-  std::string line;
-  char c = 0;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  ::close(out[0]);
-  const std::string prefix = "rig-agent listening on ";
-  if (line.rfind(prefix, 0) != 0) {
-    signal(SIGKILL);
-    throw std::runtime_error("rig-agent did not start: '" + line + "'");
-  }
-  endpoint_ = line.substr(prefix.size());
+  // A generous bound: agents start in milliseconds, also under the sanitizers and wrappers.
+  harness::AgentChild child = harness::spawn_agent(agent_command(args, wrapper), open ? env.data() : nullptr, 60000);
+  pid_ = child.pid;
+  endpoint_ = std::move(child.endpoint);
 }
 
 AgentProcess::~AgentProcess() {
