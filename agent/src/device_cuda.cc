@@ -1,5 +1,7 @@
 #include "device_cuda.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cassert>
 #include <limits>
@@ -336,8 +338,19 @@ void CudaDevice::wait_on(Device& other, std::uint64_t value) {
 void CudaDevice::quiesce() {
   if (stream_ == nullptr || gpu_->context() == nullptr) return;
   if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
-  driver_.cuStreamSynchronize(stream_);
-  if (wake_stream_ != nullptr) driver_.cuStreamSynchronize(wake_stream_);
+  // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
+  // the jobs that share it (check), and each is logged.
+  for (CUstream s : {stream_, wake_stream_}) {
+    if (s == nullptr) continue;
+    const CUresult rc = driver_.cuStreamSynchronize(s);
+    if (rc == CUDA_SUCCESS) continue;
+    try {
+      std::string why;
+      check("cuStreamSynchronize", rc, why);
+      spdlog::warn("device {} at the job's end: {}", id(), why);
+    } catch (...) {  // out of memory for the words: quiesce runs in destructors and never throws
+    }
+  }
 }
 
 }  // namespace rig::agent
