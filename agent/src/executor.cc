@@ -116,8 +116,15 @@ bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why)
     ++ho.next_part;
   }
   finished = true;
-  // Reported now if done at once and nothing holds it; else by a later poll or drain.
-  ho.completed = d.finish(ho.value) == Completion::kDone;
+  const Completion c = d.finish(ho.value);
+  if (c == Completion::kDone && lane.running.empty() && reached(ho.held_by)) {
+    // Done at once and nothing ahead or awaited: reported now, without the running lane.
+    PendingHandover done = std::move(lane.queue.front());
+    lane.queue.pop_front();
+    return complete(device, done, why);
+  }
+  // Reported by a later poll or drain, behind the values ahead of it and those it waited for.
+  ho.completed = c == Completion::kDone;
   lane.running.push_back(std::move(lane.queue.front()));
   lane.queue.pop_front();
   bool progress = false;
