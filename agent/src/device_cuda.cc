@@ -326,13 +326,21 @@ CUevent CudaDevice::event_of(std::uint64_t value) const {
 void CudaDevice::wait_on(Device& other, std::uint64_t value) {
   assert(waits_on(other));
   const auto* gpu = dynamic_cast<const CudaDevice*>(&other);
+  if (gpu != nullptr && !gpu->fault_.empty()) {
+    // Its finish may have failed before recording the value's event: nothing to wait on, and
+    // work issued here must not pass it. The next poll() fails the job.
+    fault_ = gpu->fault_;
+    return;
+  }
   const CUevent e = gpu != nullptr ? gpu->event_of(value) : nullptr;
   if (e == nullptr) return;  // RAM's work, or a value whose completion was polled: done
   std::string why;
   if (!usable(why) || !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e, 0), why) ||
       !check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why)) {
     fault_ = why;  // the next poll() reports it, which fails the job
+    return;
   }
+  issued_since_arm_ = true;  // tail_ moved: a wake armed before it would come too early
 }
 
 void CudaDevice::quiesce() {

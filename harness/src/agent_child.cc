@@ -128,7 +128,8 @@ void end_agent(pid_t pid, int grace_ms) {
   int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (::waitpid(pid, &status, WNOHANG) == pid) return;
+    const pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return;  // ended, or not ours to reap (ECHILD)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   kill_and_reap(pid);
