@@ -41,13 +41,7 @@ void Executor::accept(PendingHandover ho) {
 }
 
 bool Executor::runs_at_once(const std::vector<wire::Wait>& waits) const {
-  for (const Lane& l : lanes_) {
-    if (!l.queue.empty() || !l.running.empty()) return false;
-  }
-  for (const wire::Wait& w : waits) {
-    if (lanes_[w.device].done < w.value) return false;
-  }
-  return true;
+  return idle() && reached(waits);
 }
 
 bool Executor::reached(const std::vector<wire::Wait>& waits) const {

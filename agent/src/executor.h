@@ -4,8 +4,8 @@
 // on another device blocks only this device's queue. Where the device orders its own work after
 // a value another device finished (Device::waits_on: a GPU's stream waits on another GPU's
 // event), the handover runs once that value is finished rather than reported, and its done
-// report is held until the value's is sent: reports keep the order the waits give. It reads no socket: what it sends the
-// client goes through Reports, so it runs in tests without sockets.
+// report is held until the value's is sent: reports keep the order the waits give. It reads no
+// socket: what it sends the client goes through Reports, so it runs in tests without sockets.
 #pragma once
 
 #include <cstdint>
