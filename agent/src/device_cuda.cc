@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <utility>
 
 #include "cuda_memory.h"
 #include "ram_device.h"
@@ -347,11 +348,12 @@ void CudaDevice::quiesce() {
   if (stream_ == nullptr || gpu_->context() == nullptr) return;
   if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
   // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
-  // the jobs that share it (check), and each is logged.
+  // the jobs that share it (check). The first is logged (a sticky error fails both streams).
+  bool logged = false;
   for (CUstream s : {stream_, wake_stream_}) {
     if (s == nullptr) continue;
     const CUresult rc = driver_.cuStreamSynchronize(s);
-    if (rc == CUDA_SUCCESS) continue;
+    if (rc == CUDA_SUCCESS || std::exchange(logged, true)) continue;
     try {
       std::string why;
       check("cuStreamSynchronize", rc, why);
