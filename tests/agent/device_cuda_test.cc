@@ -1,0 +1,177 @@
+// The CUDA backend's own behaviour, on the emulated driver (tests/support/emulated_cuda.cc),
+// which can fail a chosen call and count what a GPU hides: copies that took the pageable path.
+// Runs as ctest agent_tests_emulated_cuda; elsewhere (no emulator, a real GPU) each test skips,
+// saying so. What holds on every device, GPUs included, is the Device conformance suite's.
+#include <gtest/gtest.h>
+
+#if defined(RIG_CUDA)
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "accounts.h"
+#include "config.h"
+#include "cuda_gpus.h"
+#include "device_cuda.h"
+#include "emulated_cuda.h"
+#include "gpu_devices.h"
+#include "random_bytes.h"
+#include "staging.h"
+
+namespace rig::agent {
+namespace {
+
+class EmulatedCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    emu_ = test::emulated_cuda();
+    if (!emu_) GTEST_SKIP() << "skipped: needs the emulated CUDA driver (ctest -R agent_tests_emulated_cuda)";
+    std::string why;
+    gpus_ = CudaGpus::probe(why);
+    ASSERT_NE(gpus_, nullptr) << why;
+    ASSERT_GE(gpus_->gpus().size(), 2u) << "the emulator shows two GPUs unless told otherwise";
+  }
+  void TearDown() override {
+    if (emu_) emu_.fail("", 0, 0, 0);  // no failure left armed for the next test
+  }
+  // GPU `ordinal` as one job's device (id ordinal + 1), reaching the host and both GPUs.
+  std::unique_ptr<CudaDevice> open(int ordinal, std::uint64_t cap = 1 << 20) {
+    return CudaDevice::open(*gpus_, ordinal, static_cast<std::uint32_t>(ordinal) + 1, cap, 0b111);
+  }
+  // Polls until `value` is reported (true) or poll fails (false, with why); bounded.
+  static bool settle(Device& d, std::uint64_t value, std::string& why) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::vector<std::uint64_t> done;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (!d.poll(done, why)) return false;
+      for (std::uint64_t v : done) {
+        if (v == value) return true;
+      }
+      std::this_thread::yield();
+    }
+    why = "value " + std::to_string(value) + " never reported";
+    return false;
+  }
+  // Copies `bytes` in and out again through d's memory; the bytes that came back.
+  static std::vector<std::byte> round_trip(Device& d, const std::vector<std::byte>& bytes, std::uint64_t value) {
+    const std::uint64_t n = bytes.size();
+    auto m = d.allocate(n);
+    EXPECT_TRUE(m);
+    if (!m) return {};
+    std::vector<std::byte> out(n);
+    std::string why;
+    EXPECT_TRUE(d.copy_in({m.get(), 0, n}, bytes.data(), {1, n}, why)) << why;
+    EXPECT_TRUE(d.copy_out(out.data(), {m.get(), 0, n}, {1, n}, why)) << why;
+    d.finish(value);
+    EXPECT_TRUE(settle(d, value, why)) << why;
+    return out;
+  }
+
+  test::EmulatedCuda emu_;
+  const CudaGpus* gpus_ = nullptr;
+};
+
+TEST_F(EmulatedCuda, AStickyFailureLosesTheGpuForEveryJobUsingItAndItReopensOnceNoneHoldsIt) {
+  auto a = open(0), b = open(0);
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  const auto bytes = test::random_bytes(4096, 41);
+  std::string why;
+  emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
+  // The copy fails as it runs: a later call of the job learns it (the copy's own event record,
+  // should the stream's thread be quicker than this one, else the value's poll).
+  if (a->copy_in({m.get(), 0, 4096}, bytes.data(), {1, 4096}, why)) {
+    a->finish(1);
+    EXPECT_FALSE(settle(*a, 1, why));
+  }
+  EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("lost"), std::string::npos) << why;
+  // Another job on the same GPU, which did nothing wrong, fails too, saying why.
+  std::vector<std::uint64_t> done;
+  std::string why_b;
+  EXPECT_FALSE(b->poll(done, why_b));
+  EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
+  EXPECT_NE(why_b.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why_b;
+  EXPECT_FALSE(b->allocate(4096)) << "a lost GPU allocates nothing";
+  // The other GPU is not touched.
+  auto other = open(1);
+  EXPECT_EQ(round_trip(*other, bytes, 1), bytes);
+  // Once no job holds it, the GPU opens afresh and works.
+  m.reset();
+  a.reset();
+  b.reset();
+  auto fresh = open(0);
+  EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+}
+
+TEST_F(EmulatedCuda, AFailedCopyFailsWithTheDriversErrorNameAndMessageAndTheGpuStaysForOtherJobs) {
+  auto a = open(0), b = open(0);
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  const auto bytes = test::random_bytes(4096, 42);
+  std::string why;
+  emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_INVALID_HANDLE, 0);
+  EXPECT_FALSE(a->copy_in({m.get(), 0, 4096}, bytes.data(), {1, 4096}, why));
+  EXPECT_EQ(why, "cuMemcpyAsync: CUDA_ERROR_INVALID_HANDLE (invalid resource handle)");
+  EXPECT_EQ(round_trip(*b, bytes, 1), bytes) << "a failure that is not sticky loses no GPU";
+}
+
+TEST_F(EmulatedCuda, AnAllocTheDriverHasNoRoomForIsNoneAndTheJobGoesOn) {
+  auto a = open(0);
+  emu_.fail("cuMemAlloc", 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
+  EXPECT_FALSE(a->allocate(4096)) << "the driver's out of memory is the page's None";
+  const auto bytes = test::random_bytes(4096, 43);
+  EXPECT_EQ(round_trip(*a, bytes, 1), bytes) << "and the job goes on";
+}
+
+TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
+  AgentConfig config;
+  config.device_kind = DeviceKind::kCuda;
+  config.device_budget = 8 << 20;
+  config.host_budget = 8 << 20;
+  auto devices = open_devices(config);
+  ASSERT_GE(devices.size(), 2u);
+  Device& host = *devices[0];
+  Device& gpu = *devices[1];
+  StagingPool staging(~0ull, host_pinning(config));
+  // The counter counts: a copy from plain memory takes the pageable path.
+  std::vector<std::byte> plain(4096);
+  auto probe = gpu.allocate(4096);
+  ASSERT_TRUE(probe);
+  std::string why;
+  const std::uint64_t at_start = emu_.pageable_copies();
+  ASSERT_TRUE(gpu.copy_in({probe.get(), 0, 4096}, plain.data(), {1, 4096}, why)) << why;
+  ASSERT_EQ(emu_.pageable_copies(), at_start + 1);
+
+  std::uint64_t value = 0;
+  for (const std::uint64_t n : {1ull, 100ull, 4096ull, 70000ull, 1ull << 20}) {
+    SCOPED_TRACE(n);
+    const auto bytes = test::random_bytes(n, n);
+    std::uint64_t capacity = 0;
+    HostBytes buffer = staging.take(n, capacity);
+    ASSERT_TRUE(buffer);
+    std::copy(bytes.begin(), bytes.end(), buffer.get());
+    auto object = host.allocate(n);
+    auto on_gpu = gpu.allocate(n);
+    ASSERT_TRUE(object && on_gpu);
+    const std::uint64_t before = emu_.pageable_copies();
+    ASSERT_TRUE(gpu.copy_in({on_gpu.get(), 0, n}, buffer.get(), {1, n}, why)) << why;   // staging to GPU
+    ASSERT_TRUE(gpu.copy({object.get(), 0, n}, {on_gpu.get(), 0, n}, {1, n}, why)) << why;  // GPU to object
+    ASSERT_TRUE(gpu.copy_out(buffer.get(), {on_gpu.get(), 0, n}, {1, n}, why)) << why;  // GPU to staging
+    gpu.finish(++value);
+    ASSERT_TRUE(settle(gpu, value, why)) << why;
+    EXPECT_EQ(emu_.pageable_copies(), before) << "a copy between a GPU and staging or a host object was pageable";
+    EXPECT_EQ(std::vector<std::byte>(object->host(), object->host() + n), bytes);
+    EXPECT_EQ(std::vector<std::byte>(buffer.get(), buffer.get() + n), bytes);
+    staging.give(std::move(buffer), capacity);
+  }
+}
+
+}  // namespace
+}  // namespace rig::agent
+
+#endif  // RIG_CUDA
