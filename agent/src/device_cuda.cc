@@ -348,8 +348,10 @@ void CudaDevice::quiesce() {
   if (stream_ == nullptr || gpu_->context() == nullptr) return;
   if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
   // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
-  // the jobs that share it (check). The first is logged (a sticky error fails both streams).
-  bool logged = false;
+  // the jobs that share it (check). The first is logged (a sticky error fails both streams),
+  // unless the GPU was lost before: the job's failure said so already.
+  std::string before;
+  bool logged = gpu_->lost(before);
   for (CUstream s : {stream_, wake_stream_}) {
     if (s == nullptr) continue;
     const CUresult rc = driver_.cuStreamSynchronize(s);

@@ -6,6 +6,8 @@
 
 #if defined(RIG_CUDA)
 
+#include <poll.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -15,11 +17,13 @@
 #include "accounts.h"
 #include "config.h"
 #include "cuda_gpus.h"
+#include "cuda_pinning.h"
 #include "device_cuda.h"
 #include "emulated_cuda.h"
 #include "gpu_devices.h"
 #include "random_bytes.h"
 #include "staging.h"
+#include "wake.h"
 
 namespace rig::agent {
 namespace {
@@ -35,7 +39,9 @@ class EmulatedCuda : public ::testing::Test {
     ASSERT_GE(gpus_->gpus().size(), 2u) << "the emulator shows two GPUs unless told otherwise";
   }
   void TearDown() override {
-    if (emu_) emu_.fail("", 0, 0, 0);  // no failure left armed for the next test
+    if (!emu_) return;
+    emu_.fail("", 0, 0, 0);  // no failure left armed, and nothing held, for the next test
+    emu_.hold(0);
   }
   // GPU `ordinal` as one job's device (id ordinal + 1), reaching the host and both GPUs.
   std::unique_ptr<CudaDevice> open(int ordinal, std::uint64_t cap = 1 << 20) {
@@ -169,6 +175,37 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
     EXPECT_EQ(std::vector<std::byte>(buffer.get(), buffer.get() + n), bytes);
     staging.give(std::move(buffer), capacity);
   }
+}
+
+// The wake an armed GPU posts (a host function behind the work issued so far) comes only once
+// that work completed: not while the emulator holds the copy, and when it is readable, one
+// poll reports the value.
+TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
+  auto gpu = open(0);
+  auto m = gpu->allocate(4096);
+  ASSERT_TRUE(m);
+  std::string why;
+  gpu->finish(1);
+  ASSERT_TRUE(settle(*gpu, 1, why)) << why;
+  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
+  std::uint64_t capacity = 0;
+  HostBytes buffer = staging.take(4096, capacity);
+  ASSERT_TRUE(buffer);
+  emu_.hold(1);  // the copy from staging waits
+  ASSERT_TRUE(gpu->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
+  gpu->finish(2);
+  auto wake = std::make_shared<Wake>();
+  gpu->arm_wake(wake);
+  emu_.settle();  // whatever may run ran: a host function not ordered behind the copy did
+  pollfd readable{wake->fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&readable, 1, 0), 0) << "the wake came while the work it was armed behind was held";
+  emu_.hold(0);
+  ASSERT_EQ(::poll(&readable, 1, 10000), 1) << "no wake within 10 s";
+  std::vector<std::uint64_t> done;
+  ASSERT_TRUE(gpu->poll(done, why)) << why;
+  EXPECT_EQ(done, std::vector<std::uint64_t>{2}) << "the wake came before the work it was armed behind";
+  gpu->quiesce();  // the copy from the buffer ended, whatever the wake did
+  staging.give(std::move(buffer), capacity);
 }
 
 }  // namespace

@@ -132,6 +132,7 @@ struct Driver {
   std::vector<std::unique_ptr<CUstream_st>> streams;
   std::vector<std::unique_ptr<CUevent_st>> events;
   Fault fault;
+  bool held = false;  // slow work waits (rig_emulated_cuda_hold)
   std::atomic<std::uint64_t> pageable{0};
 };
 
@@ -223,6 +224,13 @@ bool event_done(const CUevent_st* e, std::uint64_t generation) {
   return e->completed >= generation || e->ctx->sticky != CUDA_SUCCESS || e->ctx->destroyed;
 }
 
+// Whether a stream's front op may run now: a wait once its event completed, slow work unless
+// the test holds it (rig_emulated_cuda_hold), anything else at once.
+bool runnable(const Op& op) {
+  if (op.kind == Op::kWait) return event_done(op.event, op.generation);
+  return !(op.slow && g().held);
+}
+
 void run_op(Op& op) {
   switch (op.kind) {
     case Op::kCopy:
@@ -247,11 +255,7 @@ void stream_thread(CUstream_st* s) {
   Driver& d = g();
   std::unique_lock lock(d.mu);
   for (;;) {
-    d.changed.wait(lock, [&] {
-      if (s->queue.empty()) return s->destroyed;
-      const Op& op = s->queue.front();
-      return op.kind != Op::kWait || event_done(op.event, op.generation);
-    });
+    d.changed.wait(lock, [&] { return s->queue.empty() ? s->destroyed : runnable(s->queue.front()); });
     if (s->queue.empty()) return;
     s->running = true;
     Op& op = s->queue.front();
@@ -856,6 +860,23 @@ __attribute__((visibility("default"))) void rig_emulated_cuda_fail(const char* c
                                                                    int when_run) {
   std::lock_guard lock(g().mu);
   g().fault = {call, n, static_cast<CUresult>(result), when_run != 0};
+}
+
+__attribute__((visibility("default"))) void rig_emulated_cuda_hold(int on) {
+  std::lock_guard lock(g().mu);
+  g().held = on != 0;
+  g().changed.notify_all();
+}
+
+__attribute__((visibility("default"))) void rig_emulated_cuda_settle() {
+  Driver& d = g();
+  std::unique_lock lock(d.mu);
+  d.changed.wait(lock, [&] {
+    for (const auto& s : d.streams) {
+      if (s->running || (!s->queue.empty() && runnable(s->queue.front()))) return false;
+    }
+    return true;
+  });
 }
 
 __attribute__((visibility("default"))) std::uint64_t rig_emulated_cuda_pageable_copies() {

@@ -23,6 +23,10 @@ extern "C" {
 // The n-th call (1 = the next) of entry point `call` fails with `result`; with `when_run`, the
 // call succeeds and the stream work it queued fails as it runs.
 void rig_emulated_cuda_fail(const char* call, unsigned n, int result, int when_run);
+// While on, fills and copies with a host side wait on their streams (everything else runs).
+void rig_emulated_cuda_hold(int on);
+// Returns once no stream runs anything or has anything it may run (all empty or blocked).
+void rig_emulated_cuda_settle();
 // Counters since cuInit: copies between pageable host memory and a GPU (the driver's slow,
 // synchronous path), and host ranges registered right now.
 std::uint64_t rig_emulated_cuda_pageable_copies();
@@ -38,6 +42,8 @@ struct EmulatedCuda {
   decltype(&rig_emulated_cuda_fail) fail = nullptr;
   decltype(&rig_emulated_cuda_pageable_copies) pageable_copies = nullptr;
   decltype(&rig_emulated_cuda_registered_ranges) registered_ranges = nullptr;
+  decltype(&rig_emulated_cuda_hold) hold = nullptr;
+  decltype(&rig_emulated_cuda_settle) settle = nullptr;
   explicit operator bool() const { return fail != nullptr; }
 };
 
@@ -48,7 +54,9 @@ inline EmulatedCuda emulated_cuda() {
   e.fail = reinterpret_cast<decltype(e.fail)>(dlsym(lib, "rig_emulated_cuda_fail"));
   e.pageable_copies = reinterpret_cast<decltype(e.pageable_copies)>(dlsym(lib, "rig_emulated_cuda_pageable_copies"));
   e.registered_ranges = reinterpret_cast<decltype(e.registered_ranges)>(dlsym(lib, "rig_emulated_cuda_registered_ranges"));
-  if (e.pageable_copies == nullptr || e.registered_ranges == nullptr) e.fail = nullptr;
+  e.hold = reinterpret_cast<decltype(e.hold)>(dlsym(lib, "rig_emulated_cuda_hold"));
+  e.settle = reinterpret_cast<decltype(e.settle)>(dlsym(lib, "rig_emulated_cuda_settle"));
+  if (!e.pageable_copies || !e.registered_ranges || !e.hold || !e.settle) e.fail = nullptr;
   if (!e.fail) dlclose(lib);  // the emulator stays loaded: its entry points are kept
   return e;
 }

@@ -1,0 +1,92 @@
+// A GPU failing under jobs, end to end: a real rig-agent whose devices are GPUs, where the
+// emulated CUDA driver (tests/support/emulated_cuda.cc) fails the copy the test names inside
+// the agent. Runs in ctest's proxy_tests_emulated_cuda; elsewhere it skips, saying why.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent_process.h"
+#include "emulated_cuda.h"
+#include "fixture.h"
+#include "random_bytes.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+
+namespace rig::test {
+namespace {
+
+using harness::Driven;
+using harness::Work;
+using remote::Job;
+
+// The job's root cause once it failed (bounded wait), else "".
+std::string failure_of(Job& job) {
+  for (int i = 0; i < 10000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return job.failed() ? job.fault_text() : std::string();
+}
+
+// Whether a fresh job on `endpoint` copies bytes to GPU 1 (device 1) and back exactly.
+bool round_trip(const std::string& endpoint) {
+  try {
+    auto job = Job::create();
+    Driven dev(job->connect(endpoint), 1);
+    auto region = dev->alloc(edge::Memory::kDevice, 4096);
+    if (!region) return false;
+    const auto up = random_bytes(4096, 51);
+    std::vector<std::byte> down(4096);
+    Work w;
+    w.to_device(up.data(), *region, 0, 4096).to_host(*region, 0, down.data(), 4096);
+    dev.wait(dev.run(w), 10000);
+    return down == up;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+TEST(GpuFailure, AStickyErrorFailsEveryJobOnTheGpuWithTheDriversWordsAndTheGpuServesAgainOnceTheyEnded) {
+  const char* devices = std::getenv("RIG_TEST_DEVICES");
+  if (devices == nullptr || std::string(devices) != "cuda" || !emulated_cuda()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
+  }
+  // The agent's first host-to-GPU copy fails as it runs, with a sticky error (armed in this
+  // test's own agent only: it reads the variable at cuInit).
+  ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
+  AgentProcess agent(std::vector<std::string>{});
+  ::unsetenv("RIG_EMULATED_CUDA_FAIL");
+
+  {  // the two jobs, ended (their clients gone) at the block's end
+    auto first = Job::create(), second = Job::create();
+    Driven a(first->connect(agent.endpoint()), 1);
+    Driven b(second->connect(agent.endpoint()), 1);
+    auto region = a->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(region);
+    ASSERT_TRUE(b->alloc(edge::Memory::kDevice, 4096));
+    const auto up = random_bytes(4096, 52);
+    Work w;
+    w.to_device(up.data(), *region, 0, 4096);
+    a.run(w);
+    const std::string why = failure_of(*first);
+    EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"), std::string::npos)
+        << why;
+    // The other job, idle on the same GPU, fails too, saying why.
+    const std::string why_b = failure_of(*second);
+    EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
+    EXPECT_NE(why_b.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why_b;
+  }
+  // Once both jobs ended in the agent, the GPU opens afresh for the next job.
+  bool served = false;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    served = round_trip(agent.endpoint());
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(served) << "no job copied through GPU 1 within 20 s of the failed jobs' end";
+  EXPECT_TRUE(agent.alive());
+}
+
+}  // namespace
+}  // namespace rig::test
