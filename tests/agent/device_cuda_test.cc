@@ -177,6 +177,39 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
   }
 }
 
+// cuda.h: within one device a 2D copy "may fail for pitches not computed by cuMemAllocPitch()";
+// such a copy goes row by row and lands exact.
+TEST_F(EmulatedCuda, AStridedCopyWithinTheGpuTheDriverRefusesGoesRowByRow) {
+  auto gpu = open(0);
+  auto a = gpu->allocate(4096), b = gpu->allocate(4096);
+  ASSERT_TRUE(a && b);
+  const auto packed = test::random_bytes(16 * 64, 44);
+  std::string why;
+  ASSERT_TRUE(gpu->copy_in({a.get(), 0, 100}, packed.data(), {16, 64}, why)) << why;
+  emu_.fail("cuMemcpy2DAsync", 1, CUDA_ERROR_INVALID_VALUE, 0);
+  ASSERT_TRUE(gpu->copy({b.get(), 8, 200}, {a.get(), 0, 100}, {16, 64}, why)) << why;
+  std::vector<std::byte> out(packed.size());
+  ASSERT_TRUE(gpu->copy_out(out.data(), {b.get(), 8, 200}, {16, 64}, why)) << why;
+  gpu->finish(1);
+  ASSERT_TRUE(settle(*gpu, 1, why)) << why;
+  EXPECT_EQ(out, packed);
+}
+
+// A peer mapping the driver refuses is map_peer's None, and the job goes on.
+TEST_F(EmulatedCuda, APeerMappingTheDriverRefusesIsNoneAndTheJobGoesOn) {
+  auto mine = open(0), theirs = open(1);
+  auto m = theirs->allocate(4096);
+  ASSERT_TRUE(m);
+  emu_.fail("cuCtxEnablePeerAccess", 1, CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 0);
+  EXPECT_FALSE(mine->map_peer(m));
+  std::vector<std::uint64_t> done;
+  std::string why;
+  EXPECT_TRUE(mine->poll(done, why)) << why;
+  const auto bytes = test::random_bytes(4096, 45);
+  EXPECT_EQ(round_trip(*mine, bytes, 1), bytes);
+  EXPECT_TRUE(mine->map_peer(m)) << "the driver's next answer is yes";
+}
+
 // The wake an armed GPU posts (a host function behind the work issued so far) comes only once
 // that work completed: not while the emulator holds the copy, and when it is readable, one
 // poll reports the value.
