@@ -225,6 +225,10 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   HostBytes buffer = staging.take(4096, capacity);
   ASSERT_TRUE(buffer);
   emu_.hold(1);  // the copy from staging waits
+  struct Release {
+    const test::EmulatedCuda& emu;
+    ~Release() { emu.hold(0); }  // before the device's quiesce, also when an assertion returns
+  } release{emu_};
   ASSERT_TRUE(gpu->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
   gpu->finish(2);
   auto wake = std::make_shared<Wake>();

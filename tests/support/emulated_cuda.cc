@@ -12,7 +12,7 @@
 // - a GPU's memory lives at addresses the process cannot touch (a reservation with no access):
 //   a host access through a device pointer faults; fresh memory is filled with 0xA5, not zero;
 // - a copy with host memory that is not registered takes the pageable path: it waits for the
-//   stream's earlier work and runs inside the call (counted);
+//   stream's earlier work and runs inside the call, with no delay and not held (counted);
 // - freeing memory or unregistering host memory that queued work still uses, and calls into a
 //   destroyed or foreign context, end the process with a message: the backend broke the contract;
 // - a sticky failure (injected) breaks the context: its work is dropped and every call in it
@@ -64,6 +64,7 @@ struct Allocation {
 
 struct Registration {
   std::uint64_t bytes;
+  CUctx_st* ctx;  // dropped with it
   unsigned in_use = 0;
 };
 
@@ -266,7 +267,8 @@ void stream_thread(CUstream_st* s) {
       run_op(op);
       lock.lock();
     }
-    if (op.fail != CUDA_SUCCESS) break_context(s->ctx, op.fail);
+    // Stream work's failures are sticky in CUDA; an injected one that is not fails nothing.
+    if (is_sticky(op.fail)) break_context(s->ctx, op.fail);
     if (op.kind == Op::kRecord) op.event->completed = std::max(op.event->completed, op.generation);
     release_uses(op);
     s->queue.pop_front();
@@ -340,10 +342,13 @@ CUresult copy(std::unique_lock<std::mutex>& lock, CUstream_st* s, Side dst, Side
   const bool with_gpu = dst.allocation != nullptr || src.allocation != nullptr;
   if (pageable && with_gpu && fail == CUDA_SUCCESS) {
     ++g().pageable;
-    g().changed.wait(lock, [&] { return s->queue.empty() || s->ctx->sticky != CUDA_SUCCESS; });
-    if (s->ctx->sticky != CUDA_SUCCESS) return s->ctx->sticky;
-    run_op(op);
-    return CUDA_SUCCESS;
+    hold(op, dst);  // held while the call waits: a free meanwhile is a violation
+    hold(op, src);
+    g().changed.wait(lock, [&] { return s->queue.empty() || usable(s->ctx) != CUDA_SUCCESS; });
+    const CUresult rc = usable(s->ctx);
+    if (rc == CUDA_SUCCESS) run_op(op);  // under the lock: runs at once, inside the call
+    release_uses(op);
+    return rc;
   }
   hold(op, dst);
   hold(op, src);
@@ -513,6 +518,11 @@ void destroy_context(CUctx_st* c) {
       ++it;
     }
   }
+  for (auto it = d.registrations.begin(); it != d.registrations.end();) {
+    if (it->second.ctx == c && it->second.in_use != 0)
+      violation("a context destroyed while queued work uses host memory registered in it");
+    it = it->second.ctx == c ? d.registrations.erase(it) : std::next(it);
+  }
   d.primary[c->device] = nullptr;
   d.changed.notify_all();
 }
@@ -531,7 +541,7 @@ CUresult emu_cuDevicePrimaryCtxRelease(CUdevice device) {
       }
       return true;
     });
-    destroy_context(c);
+    if (c->references == 0) destroy_context(c);  // unless retained again meanwhile
   }
   return CUDA_SUCCESS;
 }
@@ -603,7 +613,7 @@ CUresult emu_cuMemAlloc(CUdeviceptr* address, std::size_t bytes) {
   if (backing == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
   std::memset(backing, 0xA5, bytes);  // a GPU's fresh memory holds whatever was there
   const std::uint64_t at = reinterpret_cast<std::uint64_t>(d.span) + offset;
-  d.next = offset + rounded;
+  d.next = std::max(d.next, offset + rounded);
   d.allocations.emplace(at, Allocation{current(), at, bytes, backing});
   d.allocated[current()->device] += bytes;
   *address = at;
@@ -688,7 +698,7 @@ CUresult emu_cuMemHostRegister(void* p, std::size_t bytes, unsigned flags) {
   if (it != d.registrations.end() && it->first < at + bytes) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   if (it != d.registrations.begin() && std::prev(it)->first + std::prev(it)->second.bytes > at)
     return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-  d.registrations.emplace(at, Registration{bytes});
+  d.registrations.emplace(at, Registration{bytes, current()});
   return CUDA_SUCCESS;
 }
 
@@ -727,7 +737,8 @@ CUresult emu_cuStreamDestroy(CUstream s) {
 CUresult emu_cuStreamSynchronize(CUstream s) {
   ENTER("cuStreamSynchronize");
   if (s == nullptr || s->destroyed) return CUDA_ERROR_INVALID_HANDLE;
-  g().changed.wait(lock, [&] { return s->queue.empty() || s->ctx->sticky != CUDA_SUCCESS || s->ctx->destroyed; });
+  // A broken context's running op still ends first (its copy engines stop; no later access).
+  g().changed.wait(lock, [&] { return s->queue.empty() || (usable(s->ctx) != CUDA_SUCCESS && !s->running); });
   return usable(s->ctx);
 }
 
