@@ -323,6 +323,13 @@ CUresult stream_ok(CUstream_st* s) {
   return usable(s->ctx);
 }
 
+// Puts `op` at the back of the stream's queue and wakes its thread.
+CUresult enqueue(CUstream_st* s, Op op) {
+  s->queue.push_back(std::move(op));
+  g().changed.notify_all();
+  return CUDA_SUCCESS;
+}
+
 // Queues a copy of `rows` rows between two sides; with pageable host memory it runs here, once
 // the stream's earlier work is done (the driver's pageable path).
 CUresult copy(std::unique_lock<std::mutex>& lock, CUstream_st* s, Side dst, Side src, std::uint64_t width,
@@ -352,9 +359,7 @@ CUresult copy(std::unique_lock<std::mutex>& lock, CUstream_st* s, Side dst, Side
   }
   hold(op, dst);
   hold(op, src);
-  s->queue.push_back(std::move(op));
-  g().changed.notify_all();
-  return CUDA_SUCCESS;
+  return enqueue(s, std::move(op));
 }
 
 // ---- the entry points ----
@@ -646,9 +651,7 @@ CUresult emu_cuMemsetD8Async(CUdeviceptr address, unsigned char value, std::size
   op.slow = true;
   op.fail = fail_when_run ? injected_rc : CUDA_SUCCESS;
   hold(op, side);
-  s->queue.push_back(std::move(op));
-  g().changed.notify_all();
-  return CUDA_SUCCESS;
+  return enqueue(s, std::move(op));
 }
 
 CUresult emu_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, std::size_t n, CUstream s) {
@@ -769,9 +772,7 @@ CUresult emu_cuEventRecord(CUevent e, CUstream s) {
   op.event = e;
   op.generation = ++e->recorded;
   op.fail = fail_when_run ? injected_rc : CUDA_SUCCESS;
-  s->queue.push_back(std::move(op));
-  g().changed.notify_all();
-  return CUDA_SUCCESS;
+  return enqueue(s, std::move(op));
 }
 
 CUresult emu_cuEventQuery(CUevent e) {
@@ -799,9 +800,7 @@ CUresult emu_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
   op.event = e;
   op.generation = e->recorded;
   op.fail = fail_when_run ? injected_rc : CUDA_SUCCESS;
-  s->queue.push_back(std::move(op));
-  g().changed.notify_all();
-  return CUDA_SUCCESS;
+  return enqueue(s, std::move(op));
 }
 
 CUresult emu_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
@@ -813,9 +812,7 @@ CUresult emu_cuLaunchHostFunc(CUstream s, CUhostFn fn, void* data) {
   op.fn = fn;
   op.data = data;
   op.fail = fail_when_run ? injected_rc : CUDA_SUCCESS;
-  s->queue.push_back(std::move(op));
-  g().changed.notify_all();
-  return CUDA_SUCCESS;
+  return enqueue(s, std::move(op));
 }
 
 struct Entry {
