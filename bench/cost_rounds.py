@@ -44,7 +44,8 @@ def round_figures(bench, floor):
     return {"cpu_us": one["cpu_us"], "calls": one["syscalls"], "rate": rate1,
             "calls_4": four["syscalls"], "cpu_us_4": four["cpu_us"], "rate_4": rate4,
             "floor_cpu_us": per["cpu_us"], "floor_calls": per.get("syscalls"),
-            "floor_rate": floor.get("rate_msg_s"), "cpu_ratio": one["cpu_us"] / per["cpu_us"]}
+            "floor_rate": floor.get("rate_msg_s"), "floor_per_read": floor.get("messages_per_answerer_read"),
+            "cpu_ratio": one["cpu_us"] / per["cpu_us"]}
 
 
 def load(path):
@@ -72,11 +73,14 @@ def judge(out):
     if not rounds:
         print(f"cost-rounds: no round-1.json in {out}")
         return 2
-    print("round  CPU us  calls  rate k/s | 4 thr calls  CPU us | floor CPU us  calls  rate k/s | CPU ratio")
+    # The floor's messages per answerer read tell its regime: where its answerer finds one or two
+    # messages per read, it wakes per message and costs more (bench/RESULTS.md).
+    print("round  CPU us  calls  rate k/s | 4 thr calls  CPU us | floor CPU us  calls  rate k/s  msg/read"
+          " | CPU ratio")
     for i, r in enumerate(rounds, 1):
         print(f"{i:5}  {r['cpu_us']:6.2f}  {r['calls']:5.2f}  {r['rate'] / 1e3:8.0f} | {r['calls_4']:11.2f}"
               f"  {r['cpu_us_4']:6.2f} | {r['floor_cpu_us']:12.2f}  {r['floor_calls'] or 0:5.2f}"
-              f"  {(r['floor_rate'] or 0) / 1e3:8.0f} | {r['cpu_ratio']:9.2f}")
+              f"  {(r['floor_rate'] or 0) / 1e3:8.0f}  {r['floor_per_read'] or 0:8.1f} | {r['cpu_ratio']:9.2f}")
     med = {key: statistics.median(r[key] for r in rounds)
            for key in ("cpu_us", "calls", "calls_4", "floor_cpu_us", "cpu_ratio")}
     verdicts = {
