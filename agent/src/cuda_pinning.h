@@ -15,9 +15,10 @@ namespace rig::agent {
 
 class CudaPinning final : public HostPinning {
  public:
-  // Registers in the first GPU's primary context (held while this lives); portable, so every
+  // Registers in the first GPU's primary context, held while something is pinned (so a job that
+  // pins nothing does not hold GPU 0, and a lost GPU 0 pins nothing more); portable, so every
   // GPU's copies see the buffers pinned.
-  explicit CudaPinning(const CudaGpus& gpus) : gpu_(std::make_shared<CudaGpus::Hold>(gpus, 0)) {}
+  explicit CudaPinning(const CudaGpus& gpus) : gpus_(gpus) {}
   ~CudaPinning() override;
 
   // Registers the whole pages from p (page-aligned) that hold `bytes`, at every size: a tiny copy
@@ -26,7 +27,8 @@ class CudaPinning final : public HostPinning {
   void unpin(std::byte* p) noexcept override;
 
  private:
-  std::shared_ptr<CudaGpus::Hold> gpu_;
+  const CudaGpus& gpus_;
+  std::unique_ptr<CudaGpus::Hold> gpu_;  // while pinned_ is not empty (and within pin())
   std::unordered_set<std::byte*> pinned_;  // touched only by the job's session thread
 };
 

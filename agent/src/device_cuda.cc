@@ -37,46 +37,93 @@ void CUDA_CB post_wake(void* data) { static_cast<const Wake*>(data)->post(); }
 
 std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, std::uint32_t id,
                                              std::uint64_t cap, std::uint64_t reaches) {
-  auto gpu = std::make_shared<CudaGpus::Hold>(gpus, ordinal);
-  const CudaDriver& d = gpus.driver();
+  // The free memory, read through a hold that ends here: the job holds the GPU only from its
+  // first use (take).
   std::size_t free = 0, total = 0;
-  std::string why;
   CUresult info = CUDA_ERROR_INVALID_CONTEXT;
-  if (gpu->context() != nullptr && (info = d.cuCtxSetCurrent(gpu->context())) == CUDA_SUCCESS)
-    info = d.cuMemGetInfo(&free, &total);
+  const char* call = "cuCtxSetCurrent";
+  std::string lost;
+  {
+    const CudaGpus::Hold probe(gpus, ordinal);
+    if (!probe.lost(lost) && probe.context() != nullptr &&
+        (info = gpus.driver().cuCtxSetCurrent(probe.context())) == CUDA_SUCCESS) {
+      call = "cuMemGetInfo";
+      info = gpus.driver().cuMemGetInfo(&free, &total);
+    }
+    // A sticky error found here loses the GPU, as one in any job's call does (check): with the
+    // probe the last holder, the GPU opens afresh at the next hold.
+    if (lost.empty() && info != CUDA_SUCCESS && cuda_error_is_sticky(info)) {
+      lost = gpus.driver().error(call, info);
+      probe.lose(lost);
+    }
+  }
   if (info != CUDA_SUCCESS) free = 0;  // a GPU that cannot say has no room for this job
   const std::uint64_t budget = std::min<std::uint64_t>(free, cap);
-  auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpu));
-  // A GPU that could not say its free memory fails the job at its first call, saying why,
-  // rather than answer every alloc "no room".
-  if (device->usable(why) && device->check("cuMemGetInfo", info, why)) {
-    if (device->check("cuStreamCreate", d.cuStreamCreate(&device->stream_, CU_STREAM_NON_BLOCKING), why) &&
-        device->check("cuEventCreate", d.cuEventCreate(&device->tail_, CU_EVENT_DISABLE_TIMING), why) &&
-        device->check("cuStreamCreate", d.cuStreamCreate(&device->wake_stream_, CU_STREAM_NON_BLOCKING), why))
-      device->check("cuEventCreate", d.cuEventCreate(&device->wake_event_, CU_EVENT_DISABLE_TIMING), why);
-  }
-  if (!why.empty()) device->fault_ = why;
+  auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpus, ordinal));
+  // A GPU that could not say its free memory fails the job at its first use, saying why, rather
+  // than answer every alloc "no room".
+  if (info != CUDA_SUCCESS) device->open_fault_ = !lost.empty() ? lost : gpus.driver().error(call, info);
   return device;
 }
 
-CudaDevice::CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu)
+CudaDevice::CudaDevice(const wire::Account& account, const CudaGpus& gpus, int ordinal)
     : Device(account),
-      driver_(gpu->driver()),
-      gpu_(std::move(gpu)),
+      driver_(gpus.driver()),
+      gpus_(gpus),
+      ordinal_(ordinal),
       budget_(std::make_shared<Budget>(Budget{account.budget})) {}
+
+bool CudaDevice::take(std::string& why) {
+  if (!open_fault_.empty()) {
+    fault_ = why = open_fault_;
+    return false;
+  }
+  gpu_ = std::make_shared<CudaGpus::Hold>(gpus_, ordinal_);
+  if (current(why) &&
+      check("cuStreamCreate", driver_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), why) &&
+      check("cuEventCreate", driver_.cuEventCreate(&tail_, CU_EVENT_DISABLE_TIMING), why) &&
+      check("cuStreamCreate", driver_.cuStreamCreate(&wake_stream_, CU_STREAM_NON_BLOCKING), why) &&
+      check("cuEventCreate", driver_.cuEventCreate(&wake_event_, CU_EVENT_DISABLE_TIMING), why))
+    return true;
+  // The job fails (its next poll); meanwhile it does not hold a GPU it could not use.
+  fault_ = why;
+  let_go();
+  return false;
+}
 
 CudaDevice::~CudaDevice() {
   quiesce();
-  if (gpu_->context() == nullptr || driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
-  for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
-  for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
-  if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
-  if (wake_event_ != nullptr) driver_.cuEventDestroy(wake_event_);
-  if (wake_stream_ != nullptr) driver_.cuStreamDestroy(wake_stream_);
-  if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
+  let_go();
 }
 
-bool CudaDevice::usable(std::string& why) const {
+void CudaDevice::let_go() {
+  if (gpu_ == nullptr) return;
+  if (gpu_->context() != nullptr && driver_.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
+    for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
+    for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
+    if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
+    if (wake_event_ != nullptr) driver_.cuEventDestroy(wake_event_);
+    if (wake_stream_ != nullptr) driver_.cuStreamDestroy(wake_stream_);
+    if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
+  }
+  pending_.clear();
+  spare_events_.clear();
+  tail_ = wake_event_ = nullptr;
+  stream_ = wake_stream_ = nullptr;
+  gpu_.reset();
+}
+
+bool CudaDevice::usable(std::string& why) {
+  if (!fault_.empty()) {
+    why = fault_;
+    return false;
+  }
+  if (gpu_ == nullptr) return take(why);
+  return current(why);
+}
+
+bool CudaDevice::current(std::string& why) const {
+  assert(gpu_ != nullptr);
   if (!fault_.empty()) {
     why = fault_;
     return false;
@@ -245,7 +292,10 @@ CUevent CudaDevice::take_event(std::string& why) {
 }
 
 Completion CudaDevice::finish(std::uint64_t value) {
-  // Always later: a failure here is reported by the next poll(), which fails the job.
+  // Never used and nothing wrong: nothing was issued, so the value is done (and the job does
+  // not hold the GPU for it).
+  if (gpu_ == nullptr && fault_.empty() && open_fault_.empty()) return Completion::kDone;
+  // Otherwise always later: a failure here is reported by the next poll(), which fails the job.
   std::string why;
   if (!usable(why)) {
     fault_ = why;  // the value never completes: the next poll() fails the job, saying why
@@ -263,8 +313,9 @@ Completion CudaDevice::finish(std::uint64_t value) {
 }
 
 bool CudaDevice::idle() const {
+  if (gpu_ == nullptr) return fault_.empty();  // not in use: no work (or failed: poll() says why)
   std::string why;
-  if (!usable(why)) {
+  if (!current(why)) {
     fault_ = why;  // poll() reports the failure, which fails the job
     return false;
   }
@@ -276,8 +327,8 @@ bool CudaDevice::idle() const {
 
 bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
   // Nothing issued and nothing wrong: no driver call. A GPU that another job lost is reported
-  // here too, or a handover blocked on idle() would wait for it forever.
-  if (pending_.empty() && fault_.empty() && !gpu_->lost(why)) return true;
+  // here too (to a job that used it), or a handover blocked on idle() would wait for it forever.
+  if (pending_.empty() && fault_.empty() && (gpu_ == nullptr || !gpu_->lost(why))) return true;
   if (!usable(why)) return false;
   while (!pending_.empty()) {
     const CUresult rc = driver_.cuEventQuery(pending_.front().event);
@@ -345,7 +396,7 @@ void CudaDevice::wait_on(Device& other, std::uint64_t value) {
 }
 
 void CudaDevice::quiesce() {
-  if (stream_ == nullptr || gpu_->context() == nullptr) return;
+  if (gpu_ == nullptr || stream_ == nullptr || gpu_->context() == nullptr) return;
   if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
   // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
   // the jobs that share it (check). The first is logged (a sticky error fails both streams),

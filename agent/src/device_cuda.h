@@ -3,7 +3,11 @@
 // value is done when an event recorded after its work has completed, which poll() learns from
 // the executor's loop with cuEventQuery: nothing here blocks the session's thread but
 // quiesce(). A failed call fails the job with the driver's error name and message; a sticky
-// one loses the GPU for every job that uses it.
+// one loses the GPU for every job that uses it. A job uses the GPU from its first call that
+// reaches the driver (an alloc, a copy, a value finished or waited on here): only then does it
+// hold the GPU's context and make its streams, so a job that never did is not failed when the
+// GPU is lost, and does not keep a lost GPU from reopening. (A value finished with nothing ever
+// issued here is done at once, without taking the GPU.)
 #pragma once
 
 #include <cuda.h>
@@ -24,7 +28,7 @@ class CudaDevice final : public Device {
  public:
   // GPU `ordinal` of `gpus` as device `id` for one job: its budget min(free memory now, cap);
   // `reaches` as the accounts announce it. A GPU that cannot be opened (lost, a stream refused)
-  // still opens, and fails every call of the job that uses it, saying why.
+  // still opens, and fails the job at its first use of it, saying why.
   static std::unique_ptr<CudaDevice> open(const CudaGpus& gpus, int ordinal, std::uint32_t id,
                                           std::uint64_t cap, std::uint64_t reaches);
   ~CudaDevice() override;
@@ -52,7 +56,12 @@ class CudaDevice final : public Device {
   void wait_on(Device& other, std::uint64_t value) override;
 
  private:
-  CudaDevice(const wire::Account& account, std::shared_ptr<CudaGpus::Hold> gpu);
+  CudaDevice(const wire::Account& account, const CudaGpus& gpus, int ordinal);
+  // The job's first use of the GPU: holds its context and makes the streams and events (false,
+  // with why, and the job failed from then on, when that fails).
+  bool take(std::string& why);
+  // Destroys the streams and events and lets go of the GPU (the destructor, a failed take).
+  void let_go();
   // One side of a copy: a host address (RAM the GPU reaches by DMA) or a unified address of a
   // GPU's memory, with its pitch.
   struct End {
@@ -64,9 +73,12 @@ class CudaDevice final : public Device {
   bool end_of(const Place& p, End& e, std::string& why) const;
   // Issues shape's rows from src to dst on the stream and records tail_ after them.
   bool issue(const End& dst, const End& src, Shape shape, std::string& why);
-  // Makes the GPU's context current on this thread; false (with why) if the GPU is lost or a
-  // failure was seen earlier where it could not be reported.
-  bool usable(std::string& why) const;
+  // Makes the GPU's context current on this thread, taking the GPU at the job's first use;
+  // false (with why) if the GPU is lost or a failure was seen earlier where it could not be
+  // reported.
+  bool usable(std::string& why);
+  // The same for a GPU already taken (idle() and the like, which never take it).
+  bool current(std::string& why) const;
   // False (with the call's error) unless rc is CUDA_SUCCESS; a sticky error loses the GPU.
   bool check(const char* call, CUresult rc, std::string& why) const;
   CUevent take_event(std::string& why);
@@ -79,7 +91,9 @@ class CudaDevice final : public Device {
   bool issue_rows(const End& dst, const End& src, Shape shape, std::string& why);
 
   const CudaDriver& driver_;
-  std::shared_ptr<CudaGpus::Hold> gpu_;
+  const CudaGpus& gpus_;
+  const int ordinal_;
+  std::shared_ptr<CudaGpus::Hold> gpu_;  // from the job's first use (take) on
   std::shared_ptr<Budget> budget_;
   CUstream stream_ = nullptr;
   CUevent tail_ = nullptr;  // recorded after every issued copy: idle() queries it
@@ -91,6 +105,8 @@ class CudaDevice final : public Device {
   std::vector<CUevent> spare_events_;
   // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
   mutable std::string fault_;
+  // Why the GPU could not say its free memory at open: the job's first use fails with it.
+  std::string open_fault_;
   bool issued_since_arm_ = false;  // stream work queued after the last host function that wakes
   CUstream wake_stream_ = nullptr;  // where the host functions wait, off the copy stream
   CUevent wake_event_ = nullptr;    // recorded on the copy stream for wake_stream_ to wait on

@@ -7,6 +7,8 @@
 #if defined(RIG_CUDA)
 
 #include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -76,6 +78,19 @@ class EmulatedCuda : public ::testing::Test {
     return out;
   }
 
+  // Loses GPU `d` (whose memory m is) by a sticky error as a copy into m runs; the failure's words.
+  std::string lose_by_a_sticky_copy(Device& d, Memory& m, const std::vector<std::byte>& bytes) {
+    std::string why;
+    emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
+    // The copy fails as it runs: a later call of the job learns it (the copy's own event record,
+    // should the stream's thread be quicker than this one, else the value's poll).
+    if (d.copy_in({&m, 0, bytes.size()}, bytes.data(), {1, bytes.size()}, why)) {
+      d.finish(1);
+      EXPECT_FALSE(settle(d, 1, why));
+    }
+    return why;
+  }
+
   test::EmulatedCuda emu_;
   const CudaGpus* gpus_ = nullptr;
 };
@@ -84,19 +99,14 @@ TEST_F(EmulatedCuda, AStickyFailureLosesTheGpuForEveryJobUsingItAndItReopensOnce
   auto a = open(0), b = open(0);
   auto m = a->allocate(4096);
   ASSERT_TRUE(m);
+  auto mb = b->allocate(4096);  // b uses the GPU too
+  ASSERT_TRUE(mb);
   const auto bytes = test::random_bytes(4096, 41);
-  std::string why;
-  emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
-  // The copy fails as it runs: a later call of the job learns it (the copy's own event record,
-  // should the stream's thread be quicker than this one, else the value's poll).
-  if (a->copy_in({m.get(), 0, 4096}, bytes.data(), {1, 4096}, why)) {
-    a->finish(1);
-    EXPECT_FALSE(settle(*a, 1, why));
-  }
+  const std::string why = lose_by_a_sticky_copy(*a, *m, bytes);
   EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"), std::string::npos)
       << why;
   EXPECT_NE(why.find("lost"), std::string::npos) << why;
-  // Another job on the same GPU, which did nothing wrong, fails too, saying why.
+  // Another job using the same GPU, which did nothing wrong, fails too, saying why.
   std::vector<std::uint64_t> done;
   std::string why_b;
   EXPECT_FALSE(b->poll(done, why_b));
@@ -108,8 +118,107 @@ TEST_F(EmulatedCuda, AStickyFailureLosesTheGpuForEveryJobUsingItAndItReopensOnce
   EXPECT_EQ(round_trip(*other, bytes, 1), bytes);
   // Once no job holds it, the GPU opens afresh and works.
   m.reset();
+  mb.reset();
   a.reset();
   b.reset();
+  auto fresh = open(0);
+  EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+}
+
+TEST_F(EmulatedCuda, AJobThatNeverUsedALostGpuGoesOnAndUsesItAfreshOnceTheJobsThatUsedItEnded) {
+  auto a = open(0), c = open(0);  // c: a job with the GPU among its devices that has not used it
+  CudaPinning c_pinning(*gpus_);  // and c's pinning (GPU 0's context), which pinned nothing yet
+  EXPECT_EQ(c->finish(7), Completion::kDone) << "nothing issued on the GPU: done, without taking it";
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  const auto bytes = test::random_bytes(4096, 44);
+  const std::string why = lose_by_a_sticky_copy(*a, *m, bytes);
+  ASSERT_NE(why.find("lost"), std::string::npos) << why;
+  // c did nothing on the GPU: it is not failed, and it has no work to wait for.
+  std::vector<std::uint64_t> done;
+  std::string why_c;
+  EXPECT_TRUE(c->poll(done, why_c)) << why_c;
+  EXPECT_TRUE(c->idle());
+  // Once the job that used it ended, c's first use opens the GPU afresh, while c (its device and
+  // its pinning) lived all along.
+  m.reset();
+  a.reset();
+  EXPECT_EQ(round_trip(*c, bytes, 1), bytes);
+}
+
+// A job whose first use of a GPU comes after the GPU was lost fails, saying so, and does not
+// hold the GPU: it opens afresh once the jobs that used it ended, though the failed job lives.
+TEST_F(EmulatedCuda, AJobWhoseFirstUseFindsTheGpuLostFailsAndDoesNotHoldIt) {
+  auto a = open(0), c = open(0);
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  const auto bytes = test::random_bytes(4096, 48);
+  const std::string why = lose_by_a_sticky_copy(*a, *m, bytes);
+  ASSERT_NE(why.find("lost"), std::string::npos) << why;
+  EXPECT_FALSE(c->allocate(4096));
+  std::vector<std::uint64_t> done;
+  std::string why_c;
+  EXPECT_FALSE(c->poll(done, why_c));
+  EXPECT_NE(why_c.find("is lost"), std::string::npos) << why_c;
+  m.reset();
+  a.reset();
+  auto fresh = open(0);
+  EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+}
+
+// A sticky error that the opening of a job's device finds (reading the free memory) loses the
+// GPU as one in any call does: the jobs using it fail, the new job fails at its first use with
+// the driver's words, and the GPU opens afresh once they ended.
+TEST_F(EmulatedCuda, AStickyErrorFoundWhileOpeningLosesTheGpuForTheJobsUsingItAndItReopensAfterThem) {
+  auto b = open(0);
+  auto mb = b->allocate(4096);
+  ASSERT_TRUE(mb);
+  emu_.fail("cuMemGetInfo", 1, CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+  auto c = open(0);
+  EXPECT_FALSE(c->allocate(4096));
+  std::vector<std::uint64_t> done;
+  std::string why_c, why_b;
+  EXPECT_FALSE(c->poll(done, why_c));
+  EXPECT_NE(why_c.find("cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why_c;
+  EXPECT_FALSE(b->poll(done, why_b)) << "b used the GPU whose context broke";
+  EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
+  mb.reset();
+  b.reset();
+  c.reset();
+  const auto bytes = test::random_bytes(4096, 46);
+  auto fresh = open(0);
+  EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+}
+
+// Pinned host memory lives in the first GPU's context: a job's pinning holds that GPU while it
+// holds pinned memory, and only then. A pin tried once the GPU is lost pins nothing and holds
+// nothing; the last unpin lets go, and the lost GPU opens afresh.
+TEST_F(EmulatedCuda, APinningHoldsTheFirstGpuOnlyWhileItHoldsPinnedMemory) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  struct Pages {
+    void* p;
+    std::size_t n;
+    ~Pages() { ::munmap(p, n); }
+  } x{::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page},
+      y{::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page};
+  ASSERT_NE(x.p, MAP_FAILED);
+  ASSERT_NE(y.p, MAP_FAILED);
+  CudaPinning early(*gpus_), late(*gpus_);
+  early.pin(static_cast<std::byte*>(x.p), page);
+  auto a = open(0);
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  const auto bytes = test::random_bytes(4096, 47);
+  const std::string why = lose_by_a_sticky_copy(*a, *m, bytes);
+  ASSERT_NE(why.find("lost"), std::string::npos) << why;
+  late.pin(static_cast<std::byte*>(y.p), page);  // on the lost GPU: nothing pinned, nothing held
+  m.reset();
+  a.reset();
+  {
+    auto still = open(0);
+    EXPECT_FALSE(still->allocate(4096)) << "the early pinning's memory still holds the lost GPU";
+  }
+  early.unpin(static_cast<std::byte*>(x.p));
   auto fresh = open(0);
   EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
 }
