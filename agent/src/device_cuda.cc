@@ -114,12 +114,12 @@ void CudaDevice::let_go() {
 }
 
 bool CudaDevice::usable(std::string& why) {
-  if (!fault_.empty()) {
+  if (gpu_ != nullptr) return current(why);
+  if (!fault_.empty()) {  // a failed take, or a failure reported before any use
     why = fault_;
     return false;
   }
-  if (gpu_ == nullptr) return take(why);
-  return current(why);
+  return take(why);
 }
 
 bool CudaDevice::current(std::string& why) const {

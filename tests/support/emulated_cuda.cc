@@ -347,18 +347,16 @@ CUresult copy(std::unique_lock<std::mutex>& lock, CUstream_st* s, Side dst, Side
   const bool pageable = (dst.allocation == nullptr && dst.registration == nullptr) ||
                         (src.allocation == nullptr && src.registration == nullptr);
   const bool with_gpu = dst.allocation != nullptr || src.allocation != nullptr;
+  hold(op, dst);  // held until the copy ran (also while a pageable call waits: a free meanwhile
+  hold(op, src);  // is a violation)
   if (pageable && with_gpu && fail == CUDA_SUCCESS) {
     ++g().pageable;
-    hold(op, dst);  // held while the call waits: a free meanwhile is a violation
-    hold(op, src);
     g().changed.wait(lock, [&] { return s->queue.empty() || usable(s->ctx) != CUDA_SUCCESS; });
     const CUresult rc = usable(s->ctx);
     if (rc == CUDA_SUCCESS) run_op(op);  // under the lock: runs at once, inside the call
     release_uses(op);
     return rc;
   }
-  hold(op, dst);
-  hold(op, src);
   return enqueue(s, std::move(op));
 }
 
