@@ -176,6 +176,7 @@ TEST_F(EmulatedCuda, AStickyErrorFoundWhileOpeningLosesTheGpuForTheJobsUsingItAn
   emu_.fail("cuMemGetInfo", 1, CUDA_ERROR_ILLEGAL_ADDRESS, 0);
   auto c = open(0);
   EXPECT_FALSE(c->allocate(4096));
+  EXPECT_FALSE(c->idle()) << "failed before any use: work ordered behind it waits for the failure";
   std::vector<std::uint64_t> done;
   std::string why_c, why_b;
   EXPECT_FALSE(c->poll(done, why_c));
