@@ -1,11 +1,15 @@
 // rig-agent: opens this machine's host and its GPUs or simulated devices for jobs that connect.
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -21,13 +25,50 @@
 #include "server.h"
 
 namespace {
-rig::agent::Server* g_server = nullptr;
-extern "C" void on_signal(int) {
-  if (g_server != nullptr) g_server->terminate();
+
+// SIGINT, SIGTERM and SIGHUP: blocked in every thread (from main's first line, so threads that
+// libraries start inherit it) and taken by one thread with sigwait, so no handler runs inside a
+// blocked call (ThreadSanitizer defers handlers to its next interceptor).
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
 }
-extern "C" void on_hangup(int) {
-  if (g_server != nullptr) g_server->reload();
-}
+
+// The thread that takes those signals for a server while it lives: SIGHUP rereads the secrets,
+// SIGINT and SIGTERM stop the agent.
+class SignalTaker {
+ public:
+  explicit SignalTaker(rig::agent::Server& server) : thread_([this, &server] { take(server); }) {}
+  ~SignalTaker() {
+    // release: pairs with take()'s acquire once the SIGTERM sent here wakes it.
+    done_.store(true, std::memory_order_release);
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+  SignalTaker(const SignalTaker&) = delete;
+  SignalTaker& operator=(const SignalTaker&) = delete;
+
+ private:
+  void take(rig::agent::Server& server) {
+    const sigset_t set = stop_signals();
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (done_.load(std::memory_order_acquire)) return;
+      if (sig == SIGHUP) {
+        server.reload();
+      } else {
+        server.terminate();
+      }
+    }
+  }
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: started once done_ exists
+};
 
 // What the command line sets.
 struct Options {
@@ -167,6 +208,8 @@ void apply(Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
   Options o;
   define_options(app, o);
@@ -187,14 +230,8 @@ int main(int argc, char** argv) {
                                "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
     }
     rig::agent::Server server(addresses, config);
-    g_server = &server;
-    std::signal(SIGINT, on_signal);
-    std::signal(SIGTERM, on_signal);
     std::signal(SIGPIPE, SIG_IGN);
-    struct sigaction hup {};
-    hup.sa_handler = on_hangup;  // no SA_RESTART: the accept loop must see EINTR
-    sigemptyset(&hup.sa_mask);
-    sigaction(SIGHUP, &hup, nullptr);
+    const SignalTaker signal_taker(server);
     spdlog::info("{}: listen={} {} send_zc_bytes={} log={} jobs={}", version_text(),
                  rig::engine::to_string(server.address()), rig::agent::describe(config),
                  o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
@@ -212,7 +249,6 @@ int main(int argc, char** argv) {
       spdlog::warn("readiness not told to the service manager: {}", why);
     }
     server.serve(o.max_jobs);
-    g_server = nullptr;
     if (server.terminated()) {
       // Connection threads that outlived the drain's bound may still run: end here, without
       // the destructors of statics they use.

@@ -6,7 +6,11 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -21,23 +25,60 @@ namespace rig::agent {
 
 Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
   listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  const int flags = ::fcntl(listen_fd_, F_GETFL);
+  if (wake_fd_ < 0 || flags < 0 || ::fcntl(listen_fd_, F_SETFL, flags | O_NONBLOCK) < 0) {
+    const int err = errno;
+    ::close(listen_fd_);
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+    throw std::system_error(err, std::generic_category(), "the agent's listener: eventfd or O_NONBLOCK");
+  }
 }
 
 Server::~Server() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void Server::wake() {
+  const std::uint64_t one = 1;
+  // Cannot fail short of a counter at 2^64-2; async-signal-safe.
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
 }
 
 void Server::stop() {
   stopping_.store(true, std::memory_order_seq_cst);
-  ::shutdown(listen_fd_, SHUT_RDWR);  // async-signal-safe: wakes accept()
+  ::shutdown(listen_fd_, SHUT_RDWR);  // new connections are refused from here (async-signal-safe)
+  wake();
 }
 
+namespace {
+
+// systemd's reload protocol: RELOADING=1 with the monotonic clock's microseconds.
+std::string reloading_state() {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  return "RELOADING=1\nSTATUS=rereading the secrets\nMONOTONIC_USEC=" +
+         std::to_string(static_cast<std::uint64_t>(now.tv_sec) * 1000000u + static_cast<std::uint64_t>(now.tv_nsec) / 1000u);
+}
+
+void tell(const std::string& state) {
+  if (std::string why; !notify_service_manager(state, why)) spdlog::warn("not told to the service manager: {}", why);
+}
+
+}  // namespace
+
 void Server::reread_secrets() {
+  tell(reloading_state());
   try {
     config_.secrets = load_secrets(config_);
     spdlog::info("secrets reread: {} in use", config_.secrets->size());
+    tell("READY=1\nSTATUS=listening on " + engine::to_string(address_) + "; secrets reread: " +
+         std::to_string(config_.secrets->size()) + " in use");
   } catch (const std::exception& e) {
     spdlog::error("secrets not reread, the old ones stay: {}", e.what());
+    tell(std::string("READY=1\nSTATUS=listening on ") + engine::to_string(address_) +
+         "; secrets not reread, the old ones stay: " + e.what());
   }
 }
 
@@ -91,14 +132,26 @@ void Server::serve(std::uint64_t max_jobs) {
   std::uint64_t started = 0;
   int backoff_ms = 0;
   while (!stopping_.load(std::memory_order_seq_cst)) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("poll on the listener: {}: the agent stops", std::strerror(errno));
+      break;
+    }
+    if (fds[1].revents != 0) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] const ssize_t n = ::read(wake_fd_, &count, sizeof count);  // clears it
+    }
+    if (reload_.exchange(false, std::memory_order_seq_cst)) reread_secrets();
+    if (stopping_.load(std::memory_order_seq_cst)) break;
+    if (fds[0].revents == 0) continue;
     sockaddr_storage peer{};
     socklen_t len = sizeof peer;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
     const int err = errno;
-    if (reload_.exchange(false, std::memory_order_seq_cst)) reread_secrets();
     if (fd < 0) {
-      if (err == EINTR || err == ECONNABORTED) continue;
-      if (stopping_.load(std::memory_order_seq_cst)) break;
+      // EAGAIN: the connection poll saw went away before accept.
+      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) continue;
       if (!passes(err)) {
         spdlog::error("accept: {}: the agent stops", std::strerror(err));
         break;

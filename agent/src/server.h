@@ -25,33 +25,39 @@ class Server {
   // Accepts jobs (and the stripes that join them) until stop(), or until `max_jobs` jobs have
   // ended when > 0 (then it returns once every connection's thread has ended).
   void serve(std::uint64_t max_jobs = 0);
-  // Ends serve() from a signal handler or another thread.
+  // Ends serve(), from any thread (async-signal-safe: a flag and a write to an eventfd).
   void stop();
-  // stop(), then drain the jobs (drain.h) before serve() returns (from a SIGTERM handler).
+  // stop(), then drain the jobs (drain.h) before serve() returns (rig-agent's SIGTERM).
   void terminate() {
     terminating_.store(true, std::memory_order_seq_cst);
     stop();
   }
   bool terminated() const { return terminating_.load(std::memory_order_seq_cst); }
-  // Asks serve() to reread the secrets (from a SIGHUP handler, which must interrupt accept:
-  // installed without SA_RESTART). Jobs already running keep theirs.
-  void reload() { reload_.store(true, std::memory_order_seq_cst); }
+  // Wakes serve() to reread the secrets at once (rig-agent's SIGHUP), telling the service manager
+  // RELOADING=1, then READY=1. Jobs already running keep theirs. Any thread; async-signal-safe.
+  void reload() {
+    reload_.store(true, std::memory_order_seq_cst);
+    wake();
+  }
 
  private:
   // Counts the connection against the limits, or refuses it (closing fd) and returns false.
   bool admit(int fd, const std::string& who);
+  // Wakes serve()'s poll through wake_fd_.
+  void wake();
 
   AgentConfig config_;
   std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   std::shared_ptr<Drain> drain_ = std::make_shared<Drain>();
-  int listen_fd_ = -1;
+  int listen_fd_ = -1;  // non-blocking: serve() polls it beside wake_fd_
+  int wake_fd_ = -1;    // an eventfd that stop() and reload() write
   std::uint16_t port_ = 0;
   engine::Address address_;
-  // seq_cst: set by stop() (possibly a signal handler), read by serve() after accept returns.
+  // seq_cst: set by stop() (any thread) before its wake, read by serve() after each wake.
   std::atomic<bool> stopping_{false};
-  // seq_cst: set by reload() (a signal handler), read and cleared by serve() after accept returns.
+  // seq_cst: set by reload() before its wake, read and cleared by serve() after each wake.
   std::atomic<bool> reload_{false};
-  // seq_cst: set by terminate() (a signal handler) before stopping_, read by serve() once its
+  // seq_cst: set by terminate() before stopping_, read by serve() once its
   // accept loop ended.
   std::atomic<bool> terminating_{false};
   void reread_secrets();

@@ -66,5 +66,20 @@ TEST(ServiceManager, TheAgentSaysReadyOnceItListensAndStoppingOnSigterm) {
   EXPECT_TRUE(status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+TEST(ServiceManager, SighupRereadsTheSecretsAtOnceSayingReloadingThenReady) {
+  NotifySocket manager;
+  AgentProcess agent({}, false, {"env", "NOTIFY_SOCKET=" + manager.path()});
+  ASSERT_NE(manager.next().find("READY=1"), std::string::npos);
+  agent.signal(SIGHUP);
+  // No connection is made: the reread must not wait for one.
+  const std::string reloading = manager.next();
+  EXPECT_NE(reloading.find("RELOADING=1"), std::string::npos) << reloading;
+  EXPECT_NE(reloading.find("MONOTONIC_USEC="), std::string::npos) << reloading;
+  const std::string ready = manager.next();
+  EXPECT_NE(ready.find("READY=1"), std::string::npos) << ready;
+  EXPECT_NE(ready.find("secrets reread: 1 in use"), std::string::npos) << ready;
+  EXPECT_TRUE(agent.alive());
+}
+
 }  // namespace
 }  // namespace rig::test
