@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "rig/remote/job.h"
 
@@ -29,6 +31,18 @@ ProcessHolds held_by(pid_t pid) {
     if (e->d_name[0] != '.') ++h.fds;
   }
   ::closedir(fds);
+  std::vector<std::string> names;
+  if (DIR* tasks = ::opendir((dir + "/task").c_str())) {
+    while (const dirent* e = ::readdir(tasks)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream comm(dir + "/task/" + e->d_name + "/comm");
+      std::string name;
+      if (std::getline(comm, name)) names.push_back(name);
+    }
+    ::closedir(tasks);
+  }
+  std::ranges::sort(names);
+  for (const std::string& n : names) h.thread_names += (h.thread_names.empty() ? "" : " ") + n;
   return h;
 }
 

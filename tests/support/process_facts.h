@@ -15,6 +15,9 @@ struct ProcessHolds {
   std::uint64_t threads = 0;
   std::uint64_t fds = 0;
   std::uint64_t resident_bytes = 0;
+  // Each thread's name (/proc/PID/task/TID/comm), sorted: which threads a count holds, for a
+  // failure's message (io_uring's io-wq workers show as iou-wrk-TID, the thread they serve).
+  std::string thread_names;
 };
 // Throws std::runtime_error when the process is gone.
 ProcessHolds held_by(pid_t pid);
