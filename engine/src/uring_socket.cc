@@ -99,13 +99,15 @@ long UringSocket::zc_op(Prep prep) {
 
 int UringSocket::send_iov(std::span<const iovec> iov, int flags) {
   flags |= MSG_NOSIGNAL | MSG_WAITALL;
-  bool zc = zc_bytes_ > 0 && iov_bytes(iov) >= zc_bytes_;
-  // A send by copy on a ring that no SQ thread polls is one system call either way, and
+  const std::size_t bytes = iov_bytes(iov);
+  bool zc = zc_bytes_ > 0 && bytes >= zc_bytes_;
+  // A small send by copy on a ring that no SQ thread polls is one system call either way, and
   // sendmsg(2) is the cheaper one: no SQE, no CQE, no ring to look up (about 0.9x the CPU per
   // pipelined tiny handover on 2 cores, bench/RESULTS.md "Sends by copy go by sendmsg"). The
   // ring keeps what it does better: SQ-polled submission (no call at all), zero-copy sends
-  // with their notifications, and a posted send riding with a receive (post_send).
-  if (send_ring_->error() != 0 || (!zc && !send_ring_->sq_polled())) {
+  // with their notifications, a posted send riding with a receive (post_send), and large sends
+  // (kRingSendMinBytes).
+  if (send_ring_->error() != 0 || (!zc && !send_ring_->sq_polled() && bytes < kRingSendMinBytes)) {
     return transfer_all(iov, -EPIPE, [&](msghdr& msg) -> long {
       count_syscall();
       const ssize_t n = ::sendmsg(fd_, &msg, flags & ~MSG_WAITALL);

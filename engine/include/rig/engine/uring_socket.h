@@ -3,12 +3,14 @@
 // and reaps its own CQE. Readiness waits use poll(2). Sends go through one ring of the socket's own, used
 // by one sender at a time (see socket.h: the turn holder), so that the socket's registered
 // buffers live on the ring that sends them and every zero-copy notification is reaped by the
-// send that caused it; a send by copy goes there only when an SQ thread polls that ring, and
-// by sendmsg(2) otherwise (one call either way, and sendmsg's is the cheaper).
+// send that caused it; a send by copy below kRingSendMinBytes goes there only when an SQ thread
+// polls that ring, and by sendmsg(2) otherwise (one call either way, and sendmsg's is the
+// cheaper).
 #pragma once
 
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -57,6 +59,12 @@ class UringSocket final : public Socket {
  private:
   // A result of zc_op meaning "the kernel refused zero-copy: send this by copy".
   static constexpr long kRefused = -1'000'000;
+  // Sends by copy of at least this many bytes go through the ring even where no SQ thread polls
+  // it: measured on 2 cores, 64 MiB copies cost 0.92x the CPU and 0.82x the context switches
+  // per GiB there than by sendmsg(2), 1 MiB copies the same either way (bench/RESULTS.md, "The
+  // copies' cost per GiB against the starting commit"). Why is not established. 64 KiB: the
+  // size from which payloads land in place (receive side), far above any handover's frame.
+  static constexpr std::size_t kRingSendMinBytes = std::size_t{64} << 10;
   int send_iov(std::span<const iovec> iov, int flags);
   template <class Prep>
   long zc_op(Prep prep);
