@@ -60,11 +60,12 @@ class UringSocket final : public Socket {
   // A result of zc_op meaning "the kernel refused zero-copy: send this by copy".
   static constexpr long kRefused = -1'000'000;
   // Sends by copy of at least this many bytes go through the ring even where no SQ thread polls
-  // it: measured on 2 cores, 64 MiB copies cost 0.92x the CPU and 0.82x the context switches
-  // per GiB there than by sendmsg(2), 1 MiB copies the same either way (bench/RESULTS.md, "The
-  // copies' cost per GiB against the starting commit"). Why is not established. 64 KiB: the
-  // size from which payloads land in place (receive side), far above any handover's frame.
-  static constexpr std::size_t kRingSendMinBytes = std::size_t{64} << 10;
+  // it. Measured on 2 cores: through the ring, 64 MiB copies cost 0.92x the CPU and 0.82x the
+  // context switches per GiB that they cost by sendmsg(2); 1 MiB copies cost the same either way
+  // (bench/RESULTS.md, "The copies' cost per GiB against the starting commit"). Why is not
+  // established. 64 KiB lies far above any tiny handover's frame, so those keep sendmsg's gain;
+  // sizes between 64 KiB and 1 MiB were not measured.
+  static constexpr std::size_t kRingSendMinBytes = 64 * 1024;
   int send_iov(std::span<const iovec> iov, int flags);
   template <class Prep>
   long zc_op(Prep prep);
