@@ -129,7 +129,9 @@ bool Session::run() {
     closed = serve(why);
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
   }
-  if (drain_.draining()) {  // its reading was stopped: whatever serve() saw, the agent stops
+  // Its reading was stopped: unless the client's Close was read (the client ended the job
+  // before the stop reached it), the agent stops the job.
+  if (drain_.draining() && !close_read_) {
     why = kStopping;
     run_received(why);
     closed = false;
@@ -194,6 +196,7 @@ bool Session::serve(std::string& why) {
       case wire::MsgType::kClose: {
         wire::Close c{};
         if (!wire::decode(body, c, why)) return false;
+        close_read_ = true;
         why = "the client closed the job";
         return true;
       }

@@ -83,6 +83,9 @@ class Session {
   std::unique_ptr<Job> job_;
   bool status_accepted_ = false;  // the welcome accepted kFeatureStatus
   std::string fault_;  // why the executor's poll before a read failed the job
+  // serve() read the client's Close: the job ended by the client's word, even if the agent's
+  // stop began meanwhile (an end of stream, by contrast, may be the drain's own shutdown).
+  bool close_read_ = false;
   // For the job's summary line: when it was welcomed, and the handovers it handed over.
   std::chrono::steady_clock::time_point welcomed_;
   std::uint64_t handovers_ = 0;

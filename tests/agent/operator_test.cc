@@ -3,6 +3,7 @@
 // Each against a real rig-agent process.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,6 +161,29 @@ TEST(Operator, AJobsEndIsLoggedWithItsReasonDurationHandoversAndBytes) {
   EXPECT_NE(line.find("bytes in "), std::string::npos) << line;
   EXPECT_NE(line.find("bytes out "), std::string::npos) << line;
   EXPECT_NE(line.find(" s,"), std::string::npos) << line;
+}
+
+// The client's Close, read by the agent after its stop began (the session was busy with a copy
+// when both came), ends the job as the client's word: logged "ended", not failed with "the agent
+// is stopping". (Had the stop come first, both logs would be right; the copy makes it come
+// first on any machine where signalling beats moving 128 MiB.)
+TEST(Operator, AJobClosedByItsClientAsTheAgentStopsIsLoggedAsEndedNotFailed) {
+  LoggedAgent a({"--drain-ms", "60000"});
+  constexpr std::uint64_t kHalf = 128ull << 20;
+  auto job = remote::Job::create();
+  harness::Driven dev(job->connect(a.agent.endpoint()), 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 2 * kHalf);
+  ASSERT_TRUE(region.has_value());
+  harness::Work busy;
+  busy.between(*region, 0, *region, kHalf, kHalf);
+  dev.run(busy);
+  job->close();
+  ::kill(a.agent.pid(), SIGTERM);
+  const int status = a.agent.wait_exit(30000);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const std::string log = a.log.read();
+  EXPECT_NE(log.find("ended: the client closed the job"), std::string::npos) << log;
+  EXPECT_EQ(log.find("failed:"), std::string::npos) << log;
 }
 
 }  // namespace
