@@ -185,11 +185,17 @@ Figure device_to_device(Fixture& fx, const Settings& s) {
 }  // namespace
 
 void bench_copies(Fixture& fx, const Settings& s, Report& report) {
-  for (const std::uint64_t size : s.sizes()) report.add(host_to_device(fx, s, size));
-  for (const std::uint64_t size : s.sizes()) report.add(device_to_host(fx, s, size));
-  report.add(strided_to_device(fx, s));
-  report.add(strided_to_host(fx, s));
-  report.add(device_to_device(fx, s));
+  if (s.h2d) {
+    for (const std::uint64_t size : s.sizes()) report.add(host_to_device(fx, s, size));
+  }
+  if (s.d2h) {
+    for (const std::uint64_t size : s.sizes()) report.add(device_to_host(fx, s, size));
+  }
+  if (s.strided) {
+    report.add(strided_to_device(fx, s));
+    report.add(strided_to_host(fx, s));
+  }
+  if (s.d2d) report.add(device_to_device(fx, s));
 }
 
 }  // namespace rig::bench

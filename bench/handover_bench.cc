@@ -213,6 +213,7 @@ void pipelined_threads(Fixture& fx, const Settings& s, Report& report) {
 }  // namespace
 
 void bench_handovers(Fixture& fx, const Settings& s, Report& report) {
+  if (!s.handovers) return;
   round_trip(fx, s, report);
   pipelined_one_thread(fx, s, report);
   pipelined_threads(fx, s, report);

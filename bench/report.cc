@@ -220,6 +220,7 @@ void Report::write_json(const std::string& path, const RunInfo& info, const Coun
   o["quick"] = info.quick;
   o["min_time"] = number(info.min_time);
   o["max_size"] = info.max_size;
+  o["figures_asked"] = info.figures.empty() ? Json("all") : Json(info.figures);
   o["threads"] = info.threads;
   o["handover_message_bytes"] = info.handover_message_bytes;
   Json figures = Json::array();

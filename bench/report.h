@@ -96,6 +96,7 @@ struct RunInfo {
   bool quick = false;
   double min_time = 0;
   std::uint64_t max_size = 0;
+  std::vector<std::string> figures;  // the groups asked by --figures (empty: all)
   std::uint32_t handover_message_bytes = 0;
   std::uint32_t threads = 0;
   std::uint32_t stripes = 0;        // data connections the link got

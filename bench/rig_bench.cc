@@ -69,6 +69,7 @@ struct Options {
   std::string agent, agent_path, backend = "auto", secret_file, device_kind = "sim";
   std::string json, plot, references, python = "/usr/bin/python3", plot_script;
   bool quick = false, handover_bytes = false, handovers_only = false;
+  std::vector<std::string> figures;  // --figures: the groups asked (empty: all)
   int stripes = rig::remote::LinkOptions::kAuto;
   std::uint64_t stripe_min_bytes = rig::remote::LinkOptions{}.stripe_min_bytes;
   std::int64_t send_zc_bytes = -1;
@@ -103,17 +104,31 @@ void add_link_options(CLI::App& app, Options& o) {
 
 void add_measure_options(CLI::App& app, Options& o) {
   Settings& s = o.s;
-  app.add_flag("--handovers-only", o.handovers_only,
-               "only the tiny-handover figures (for profiling them: perf record -e cpu-clock -g)");
+  CLI::Option* handovers_only = app.add_flag(
+      "--handovers-only", o.handovers_only,
+      "only the tiny-handover figures (for profiling them: perf record -e cpu-clock -g); the same as --figures handovers");
+  app.add_option("--figures", o.figures,
+                 "only these groups of figures, comma-separated: h2d, d2h (the copies of the sweep or of --sizes), "
+                 "strided, d2d, handovers (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"h2d", "d2h", "strided", "d2d", "handovers"}))
+      ->excludes(handovers_only);
   app.add_flag("--quick", o.quick,
                "small run: --min-time 0.2 --max-size 64MiB --batch-bytes 16MiB --rtt-count 2000 --pipeline 1024");
   app.add_option("--min-time", s.min_time, "seconds timed per figure, at least")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
-  app.add_option("--max-size", s.max_size, "largest copy of the sweep (4KiB * 4^k up to it)")
+  CLI::Option* max_size = app.add_option("--max-size", s.max_size, "largest copy of the sweep (4KiB * 4^k up to it)")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 32));
+  app.add_option("--sizes", s.copy_sizes,
+                 "the host <-> device copies of these sizes only, comma-separated (e.g. 1MiB,64MiB), in place of "
+                 "the sweep (for measuring or profiling one size)")
+      ->delimiter(',')
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
+      ->excludes(max_size);
   app.add_option("--batch-bytes", s.batch_bytes, "bytes of copies pipelined per timed batch")
       ->capture_default_str()
       ->transform(CLI::AsSizeValue(false))
@@ -159,6 +174,17 @@ void complete(const CLI::App& app, Options& o) {
     if (app.count("--rtt-count") == 0) s.rtt_count = 2000;
     if (app.count("--pipeline") == 0) s.pipeline = 1024;
   }
+  Settings& s = o.s;
+  if (!s.copy_sizes.empty()) s.max_size = *std::max_element(s.copy_sizes.begin(), s.copy_sizes.end());
+  if (o.handovers_only) o.figures = {"handovers"};
+  if (!o.figures.empty()) {
+    const auto asked = [&](const char* group) { return std::find(o.figures.begin(), o.figures.end(), group) != o.figures.end(); };
+    s.h2d = asked("h2d");
+    s.d2h = asked("d2h");
+    s.strided = asked("strided");
+    s.d2d = asked("d2d");
+    s.handovers = asked("handovers");
+  }
 }
 
 RunInfo run_info(const Options& o) {
@@ -167,6 +193,7 @@ RunInfo run_info(const Options& o) {
   info.quick = o.quick;
   info.min_time = o.s.min_time;
   info.max_size = o.s.max_size;
+  info.figures = o.figures;
   info.threads = o.s.threads;
   info.handover_message_bytes = kTinyHandoverMessageBytes;
   info.send_zc_bytes = o.send_zc_bytes;
@@ -282,7 +309,7 @@ int run(Options& o) {
     Fixture fx(link, 1, o.s.region_bytes());
     fx.set_agent_watch(*watch);
     CloseOnError close_on_error(*job);
-    if (!o.handovers_only) bench_copies(fx, o.s, report);
+    bench_copies(fx, o.s, report);
     bench_handovers(fx, o.s, report);
   }
   const CounterSnapshot totals = CounterSnapshot::of(link.counters());

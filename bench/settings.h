@@ -23,8 +23,13 @@ struct Settings {
   std::uint32_t rtt_count = 10000;        // round trips timed for p50/p99
   std::uint32_t pipeline = 4096;          // tiny handovers submitted per timed batch
   std::uint32_t threads = 4;              // threads (one proxy each) of the combined rate
+  // --sizes: the host <-> device copies' sizes, in place of the sweep (empty: the sweep).
+  std::vector<std::uint64_t> copy_sizes;
+  // --figures: which groups of figures run (all by default).
+  bool h2d = true, d2h = true, strided = true, d2d = true, handovers = true;
 
   std::vector<std::uint64_t> sizes() const {
+    if (!copy_sizes.empty()) return copy_sizes;
     std::vector<std::uint64_t> out;
     for (std::uint64_t s = min_size; s <= max_size; s *= 4) out.push_back(s);
     return out;
