@@ -17,22 +17,23 @@ rig-bench JSON (`rig-bench --json`) or a results folder of scripts/bench (its ri
 rig-bench-stripes.json and references.json are compared alike).
 """
 import argparse
-import json
 import operator
 import os
 import signal
 import sys
+
+from rig_bench_json import figures_of, size_text
+from rig_bench_json import load as load_or_none
 
 MIB = 1 << 20
 GE, LE = (">=", operator.ge), ("<=", operator.le)
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"compare.py: {path}: {e}")
+    doc = load_or_none(path, "compare.py")
+    if doc is None:
+        sys.exit(1)
+    return doc
 
 
 def fmt(v, unit):
@@ -47,14 +48,6 @@ def fmt(v, unit):
     return f"{v:.3g} {unit}"
 
 
-def size_text(n):
-    for unit in ("B", "KiB", "MiB"):
-        if n < 1024 or n % 1024:
-            return f"{n} {unit}"
-        n //= 1024
-    return f"{n} GiB"
-
-
 def print_table(head, rows, markdown):
     if markdown:
         print("| " + " | ".join(head) + " |")
@@ -65,11 +58,6 @@ def print_table(head, rows, markdown):
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head))]
     for row in [head] + rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
-
-
-def figures_of(run):
-    """(name, size) -> figure of a rig-bench JSON."""
-    return {(f["name"], f["size"]): f for f in (run or {}).get("figures", [])}
 
 
 # ---- ours against the references --------------------------------------------------------------

@@ -24,6 +24,8 @@ import statistics
 import subprocess
 import sys
 
+import rig_bench_json
+
 CALLS_MAX = 1.5
 CPU_RATIO_MAX = 1.1
 
@@ -49,12 +51,7 @@ def round_figures(bench, floor):
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"cost-rounds: {path}: {e}", file=sys.stderr)
-        return None
+    return rig_bench_json.load(path, "cost-rounds")
 
 
 def judge(out):

@@ -8,20 +8,17 @@ and on simulated devices, the same run) and landing.json (rig-gpu-landing on GPU
 Prints each target with its figures, ratio and verdict, then the landing figures beside the
 transfers; a figure that is missing is said so (its target is then not judged). Exit 0 always:
 the check's verdict is gpu-check's, the targets are reported beside it."""
-import json
 import os
 import sys
+
+import rig_bench_json
 
 MIB64 = 64 << 20
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"gpu-targets: {os.path.basename(path)}: {e}")
-        return None
+    # On stdout, which scripts/gpu-check keeps in targets.txt with the verdicts.
+    return rig_bench_json.load(path, "gpu-targets", sys.stdout)
 
 
 def figure(run, name, size=None):
