@@ -2,8 +2,8 @@
 """ctest rig_bench_reports_the_costs_of_each_figure: runs rig-bench briefly (its own agent) and
 checks that every handover and copy figure carries its cost figures (docs/TUNING.md, "Reading
 the cost figures"): the submitting threads and the receiving thread with CPU time and system
-calls, the agent's side from its status query, batch sizes; and that the JSON names the commit
-and the machine. Usage: check_costs.py RIG_BENCH JSON_PATH"""
+calls, the agent's side from its status query, batch sizes, TCP segments each way; and that
+the JSON names the commit and the machine. Usage: check_costs.py RIG_BENCH JSON_PATH"""
 import json
 import subprocess
 import sys
@@ -56,6 +56,11 @@ for f in j["figures"]:
                                 "agent_frames_per_read")]
     if not all(b is not None and b > 0.5 for b in batches):
         problems.append(f"{what}: batch sizes {batches}")
+    # TCP segments that carried data, counted on the client's sockets: some each way per figure
+    # (a copy's done reports come back, a handover's too), no more than the pure ACKs included.
+    segs = [c.get(k) for k in ("data_segments_out", "data_segments_in", "segments_in")]
+    if not all(s is not None and s > 0 for s in segs) or segs[2] < segs[1]:
+        problems.append(f"{what}: data segments out, in, all in per {c['per']}: {segs}")
     # io_uring's batch: completions reaped per io_uring_enter, on both ends (null on plain).
     rings = [c["completions_per_enter"], c["agent_completions_per_enter"]]
     if j["backend"] == "io_uring" and not all(r is not None and r > 0.5 for r in rings):

@@ -37,6 +37,16 @@ def costs(bench, name):
     return None, None
 
 
+def handovers_per_segment(bench):
+    """Pipelined handovers from one thread per TCP segment the client sent (None where rig-bench
+    did not count segments)."""
+    for f in bench.get("figures", []):
+        if f.get("name") == "handover_rate_1":
+            out = (f.get("costs") or {}).get("data_segments_out")
+            return 1 / out if out else None
+    return None
+
+
 def round_figures(bench, floor):
     one, rate1 = costs(bench, "handover_rate_1")
     four, rate4 = costs(bench, "handover_rate_threads")
@@ -47,11 +57,16 @@ def round_figures(bench, floor):
             "calls_4": four["syscalls"], "cpu_us_4": four["cpu_us"], "rate_4": rate4,
             "floor_cpu_us": per["cpu_us"], "floor_calls": per.get("syscalls"),
             "floor_rate": floor.get("rate_msg_s"), "floor_per_read": floor.get("messages_per_answerer_read"),
+            "per_segment": handovers_per_segment(bench), "floor_per_segment": floor.get("messages_per_segment"),
             "cpu_ratio": one["cpu_us"] / per["cpu_us"]}
 
 
 def load(path):
     return rig_bench_json.load(path, "cost-rounds")
+
+
+def segments(per_segment):
+    return f"{per_segment:5.2f}" if per_segment else "    -"
 
 
 def judge(out):
@@ -71,13 +86,16 @@ def judge(out):
         print(f"cost-rounds: no round-1.json in {out}")
         return 2
     # The floor's messages per answerer read tell its regime: where its answerer finds one or two
-    # messages per read, it wakes per message and costs more (bench/RESULTS.md).
-    print("round  CPU us  calls  rate k/s | 4 thr calls  CPU us | floor CPU us  calls  rate k/s  msg/read"
-          " | CPU ratio")
+    # messages per read, it wakes per message and costs more. Messages per TCP segment (h/seg,
+    # msg/seg) tell the kernel's coalescing of small sends, which BBR's pacing sets and which
+    # moves the cost per message most (bench/RESULTS.md).
+    print("round  CPU us  calls  rate k/s  h/seg | 4 thr calls  CPU us | floor CPU us  calls  rate k/s  msg/read"
+          "  msg/seg | CPU ratio")
     for i, r in enumerate(rounds, 1):
-        print(f"{i:5}  {r['cpu_us']:6.2f}  {r['calls']:5.2f}  {r['rate'] / 1e3:8.0f} | {r['calls_4']:11.2f}"
-              f"  {r['cpu_us_4']:6.2f} | {r['floor_cpu_us']:12.2f}  {r['floor_calls'] or 0:5.2f}"
-              f"  {(r['floor_rate'] or 0) / 1e3:8.0f}  {r['floor_per_read'] or 0:8.1f} | {r['cpu_ratio']:9.2f}")
+        print(f"{i:5}  {r['cpu_us']:6.2f}  {r['calls']:5.2f}  {r['rate'] / 1e3:8.0f}  {segments(r['per_segment'])}"
+              f" | {r['calls_4']:11.2f}  {r['cpu_us_4']:6.2f} | {r['floor_cpu_us']:12.2f}  {r['floor_calls'] or 0:5.2f}"
+              f"  {(r['floor_rate'] or 0) / 1e3:8.0f}  {r['floor_per_read'] or 0:8.1f}"
+              f"  {segments(r['floor_per_segment']):>7} | {r['cpu_ratio']:9.2f}")
     med = {key: statistics.median(r[key] for r in rounds)
            for key in ("cpu_us", "calls", "calls_4", "floor_cpu_us", "cpu_ratio")}
     verdicts = {

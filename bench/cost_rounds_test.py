@@ -89,6 +89,10 @@ if len(sys.argv) > 1:
             r = json.load(open(os.path.join(d, "cost-rounds.json")))["rounds"][0]
             expect(f"a real round's figures are positive: {r}",
                    r["cpu_us"] > 0 and r["calls"] > 0 and r["calls_4"] > 0 and r["floor_cpu_us"] > 0)
+            # Messages per TCP segment, ours and the floor's: at least one (a segment carries
+            # whole small messages or several), counted by TCP_INFO on both.
+            expect(f"a real round's messages per segment: {r}",
+                   (r["per_segment"] or 0) >= 0.99 and (r["floor_per_segment"] or 0) >= 0.99)
 
 for f in failures:
     print("FAILED:", f)

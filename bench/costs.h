@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "refs/tcp_segments.h"
 #include "report.h"
 #include "rig/engine/syscall_count.h"
 #include "rig/engine/task_usage.h"
@@ -61,8 +62,9 @@ class CostMeter {
  public:
   CostMeter(remote::Link& link, AgentWatch& agent);
 
-  // Samples the receiving and io_uring threads of this process, the agent, and the link's
-  // counters. Throws std::runtime_error if /proc or the agent's answer cannot be read.
+  // Samples the receiving and io_uring threads of this process, the agent, the link's
+  // counters and its sockets' TCP segments. Throws std::runtime_error if /proc or the agent's
+  // answer cannot be read.
   void begin();
   void end();
   // The calling thread submits for the figure between these two calls (repeatable).
@@ -84,6 +86,7 @@ class CostMeter {
   std::vector<engine::TaskUsage> client0_, client1_;
   engine::RingCounts ring0_, ring1_;  // this process's io_uring batches
   AgentSample agent0_, agent1_;
+  refs::TcpSegments segments0_, segments1_;  // the link's sockets (rig-bench holds no others)
   engine::TaskUsage caller0_{};
   std::mutex mu_;                           // guards submitters_ (worker threads add theirs)
   std::vector<engine::TaskUsage> submitters_;

@@ -71,6 +71,10 @@ struct Costs {
   std::uint64_t ring_enters = 0, completions = 0;
   bool agent_ring = false;
   std::uint64_t agent_ring_enters = 0, agent_completions = 0;
+  // TCP segments that carried data on the client's sockets over the figure (TCP_INFO: out, to the
+  // agent; in, from it): how many messages the kernel put in one segment.
+  bool segments_measured = false;
+  std::uint64_t data_segments_out = 0, data_segments_in = 0, segments_in = 0;  // segments_in: pure ACKs too
   std::vector<ThreadCost> threads;
 };
 

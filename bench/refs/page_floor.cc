@@ -6,9 +6,9 @@
 //             whole message in that read,
 //   drainer   on the sender's side, reads the answers.
 // The sender sends for --seconds, then shuts its side; the run ends when the last answer is read.
-// Prints JSON on stdout: messages per second, and per message the system calls (counted at each
-// call), the CPU time and the context switches of each thread (getrusage RUSAGE_THREAD) and of
-// all three together.
+// Prints JSON on stdout: messages per second, messages (and answers) per TCP segment that
+// carried data (TCP_INFO), and per message the system calls (counted at each call), the CPU time
+// and the context switches of each thread (getrusage RUSAGE_THREAD) and of all three together.
 #include <CLI/CLI.hpp>
 #include <sys/socket.h>
 
@@ -21,6 +21,7 @@
 
 #include "counted_io.h"
 #include "loopback_pair.h"
+#include "tcp_segments.h"
 #include "thread_cost.h"
 #include "together.h"
 
@@ -30,6 +31,12 @@ using namespace rig::bench::refs;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kReadBytes = 64 * 1024;
+
+// n messages over a socket's data segments out (null where not counted).
+nlohmann::json per_segment(double n, const TcpSegments& s) {
+  if (!s.measured || s.data_out == 0) return nullptr;
+  return n / static_cast<double>(s.data_out);
+}
 
 }  // namespace
 
@@ -105,6 +112,8 @@ int main(int argc, char** argv) {
                    static_cast<unsigned long long>(sent * answer_bytes));
       return 1;
     }
+    // Every answer was read, so every message's segments were sent: the counts are whole.
+    const TcpSegments messages = tcp_segments(client), answers = tcp_segments(server);
     const double elapsed = std::chrono::duration<double>(end - start).count();
     const double n = static_cast<double>(sent);
     ThreadCost all = sender;
@@ -118,6 +127,9 @@ int main(int argc, char** argv) {
         {"messages", sent},
         {"rate_msg_s", n / elapsed},
         {"messages_per_answerer_read", reads ? n / static_cast<double>(reads) : 0.0},
+        // How many messages (answers) the kernel put in one TCP segment that carried data.
+        {"messages_per_segment", per_segment(n, messages)},
+        {"answers_per_segment", per_segment(n, answers)},
         {"per_message", all.per(n, "us")},
         {"threads",
          {{"sender", sender.per(n, "us")}, {"answerer", answerer.per(n, "us")}, {"drainer", drainer.per(n, "us")}}},
