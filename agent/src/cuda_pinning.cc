@@ -6,68 +6,97 @@
 #include <cstdint>
 #include <exception>
 #include <new>
+#include <string>
 
 #include "host_bytes.h"
 
 namespace rig::agent {
 
-void CudaPinning::pin(std::byte* p, std::uint64_t bytes) noexcept {
-  assert(reinterpret_cast<std::uintptr_t>(p) % page_bytes() == 0);
-  if (bytes == 0) return;
+CudaPinning::CudaPinning(const CudaGpus& gpus) : gpus_(gpus), contexts_(gpus.gpus().size()) {}
+
+CUresult CudaPinning::register_in(int ordinal, std::byte* p, std::uint64_t bytes) noexcept {
   const CudaDriver& d = gpus_.driver();
-  if (gpu_ == nullptr) {
+  Context& c = contexts_[ordinal];
+  if (c.gpu == nullptr) {
     try {
-      gpu_ = std::make_unique<CudaGpus::Hold>(gpus_, 0);
+      c.gpu = std::make_unique<CudaGpus::Hold>(gpus_, ordinal);
     } catch (const std::exception&) {  // no memory for it: left unpinned, copies still work
-      return;
+      return CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
   std::string lost;
   bool open = false;
   try {
-    open = !gpu_->lost(lost) && gpu_->context() != nullptr;
-  } catch (const std::exception&) {  // no memory for the words: not pinned
+    open = !c.gpu->lost(lost) && c.gpu->context() != nullptr;
+  } catch (const std::exception&) {  // no memory for the words: not pinned here
   }
+  if (!open) return CUDA_ERROR_INVALID_CONTEXT;
   const char* call = "cuCtxSetCurrent";
-  CUresult rc = open ? d.cuCtxSetCurrent(gpu_->context()) : CUDA_ERROR_INVALID_CONTEXT;
+  CUresult rc = d.cuCtxSetCurrent(c.gpu->context());
   if (rc == CUDA_SUCCESS) {
     call = "cuMemHostRegister";
     rc = d.cuMemHostRegister(p, whole_pages(bytes), CU_MEMHOSTREGISTER_PORTABLE);
   }
-  if (rc == CUDA_SUCCESS) {
+  if (rc != CUDA_SUCCESS && cuda_error_is_sticky(rc)) {
     try {
-      pinned_.insert(p);
-      return;
-    } catch (const std::bad_alloc&) {  // cannot remember it: unpinned again
-      d.cuMemHostUnregister(p);
+      c.gpu->lose(d.error(call, rc));
+    } catch (...) {  // no memory for the words: the next call in the GPU's context finds it
     }
   }
-  try {
-    if (cuda_error_is_sticky(rc)) gpu_->lose(d.error(call, rc));
-  } catch (...) {  // no memory for the words: the next call in the GPU's context finds it
+  return rc;
+}
+
+void CudaPinning::release_if_unused(int ordinal) noexcept {
+  Context& c = contexts_[ordinal];
+  if (c.pinned == 0) c.gpu.reset();  // a lost GPU reopens without this pinning's hold
+}
+
+void CudaPinning::pin(std::byte* p, std::uint64_t bytes) noexcept {
+  assert(reinterpret_cast<std::uintptr_t>(p) % page_bytes() == 0);
+  if (bytes == 0) return;
+  CUresult rc = CUDA_ERROR_NO_DEVICE;
+  for (int ordinal = 0; ordinal < static_cast<int>(contexts_.size()); ++ordinal) {
+    rc = register_in(ordinal, p, bytes);
+    if (rc == CUDA_SUCCESS) {
+      try {
+        pinned_.emplace(p, ordinal);
+        ++contexts_[ordinal].pinned;
+        return;
+      } catch (const std::bad_alloc&) {  // cannot remember it: unpinned again
+        gpus_.driver().cuMemHostUnregister(p);
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+      }
+    }
+    release_if_unused(ordinal);
+    // A GPU that is lost, or that a sticky error lost just now, leaves the pinning to the next;
+    // any other refusal (no memory to pin) would be the same there.
+    if (rc != CUDA_ERROR_INVALID_CONTEXT && !cuda_error_is_sticky(rc)) break;
   }
-  // Holding nothing pinned, the job does not hold the GPU (a lost one reopens without it).
-  if (pinned_.empty()) gpu_.reset();
-  if (rc == CUDA_SUCCESS) return;
   // Copies from it still work, by the driver's pageable path (slower, synchronous with the
   // stream's earlier work).
   try {
     spdlog::debug("{} bytes of host memory left unpinned: {}", bytes,
-                  !lost.empty() ? lost : d.error(call, rc));
+                  rc == CUDA_ERROR_INVALID_CONTEXT ? std::string("every GPU is lost")
+                                                   : gpus_.driver().error("cuMemHostRegister", rc));
   } catch (...) {  // a message not logged
   }
 }
 
 void CudaPinning::unpin(std::byte* p) noexcept {
-  if (pinned_.erase(p) == 0) return;  // pinned only while gpu_ is held
+  const auto it = pinned_.find(p);
+  if (it == pinned_.end()) return;
+  const int ordinal = it->second;
+  pinned_.erase(it);
+  Context& c = contexts_[ordinal];  // held while anything is pinned under it
   const CudaDriver& d = gpus_.driver();
-  if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) d.cuMemHostUnregister(p);
-  if (pinned_.empty()) gpu_.reset();  // nothing pinned: the GPU is not held for it
+  if (d.cuCtxSetCurrent(c.gpu->context()) == CUDA_SUCCESS) d.cuMemHostUnregister(p);
+  --c.pinned;
+  release_if_unused(ordinal);
 }
 
 CudaPinning::~CudaPinning() {
   // The pool unpins every buffer before it frees it; any left would stay pinned, so go now.
-  while (!pinned_.empty()) unpin(*pinned_.begin());
+  while (!pinned_.empty()) unpin(pinned_.begin()->first);
 }
 
 }  // namespace rig::agent

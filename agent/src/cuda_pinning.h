@@ -1,12 +1,13 @@
 // Pins host memory for every GPU's DMA (cuMemHostRegister, portable to all contexts): what a
 // job's staging pool and the host's objects use while the job has GPUs, so received bytes go to
 // a GPU, packed bytes come back, and host<->GPU copies run by DMA rather than through the
-// driver's pageable staging. Written against the
-// driver API; not yet run on a GPU.
+// driver's pageable staging. Written against the driver API; not yet run on a GPU.
 #pragma once
 
+#include <cstddef>
 #include <memory>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
 #include "cuda_gpus.h"
 #include "host_pinning.h"
@@ -15,10 +16,11 @@ namespace rig::agent {
 
 class CudaPinning final : public HostPinning {
  public:
-  // Registers in the first GPU's primary context, held while something is pinned (so a job that
-  // pins nothing does not hold GPU 0, and a lost GPU 0 pins nothing more); portable, so every
-  // GPU's copies see the buffers pinned.
-  explicit CudaPinning(const CudaGpus& gpus) : gpus_(gpus) {}
+  // Registers in the primary context of the first GPU that is not lost (GPU 0 while it works),
+  // held while memory is pinned there: a job that pins nothing holds no GPU, a lost GPU pins
+  // nothing more (the next one does), and a lost GPU reopens once the memory pinned under it
+  // before was unpinned. Portable, so every GPU's copies see the buffers pinned.
+  explicit CudaPinning(const CudaGpus& gpus);
   ~CudaPinning() override;
 
   // Registers the whole pages from p (page-aligned) that hold `bytes`, at every size: a tiny copy
@@ -27,9 +29,23 @@ class CudaPinning final : public HostPinning {
   void unpin(std::byte* p) noexcept override;
 
  private:
+  // One GPU's context as this pinning uses it: held while `pinned` buffers are registered there
+  // (and within pin()).
+  struct Context {
+    std::unique_ptr<CudaGpus::Hold> gpu;
+    std::size_t pinned = 0;
+  };
+  // Registers p in GPU `ordinal`'s context: CUDA_SUCCESS, or why not (CUDA_ERROR_INVALID_CONTEXT
+  // where the GPU is lost or has no context).
+  CUresult register_in(int ordinal, std::byte* p, std::uint64_t bytes) noexcept;
+  // Lets go of GPU `ordinal` if nothing is pinned under it.
+  void release_if_unused(int ordinal) noexcept;
+
   const CudaGpus& gpus_;
-  std::unique_ptr<CudaGpus::Hold> gpu_;  // while pinned_ is not empty (and within pin())
-  std::unordered_set<std::byte*> pinned_;  // touched only by the job's session thread
+  std::vector<Context> contexts_;  // by ordinal
+  // Each pinned buffer and the GPU whose context registered it; touched only by the job's
+  // session thread.
+  std::unordered_map<std::byte*, int> pinned_;
 };
 
 }  // namespace rig::agent

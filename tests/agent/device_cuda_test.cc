@@ -191,10 +191,11 @@ TEST_F(EmulatedCuda, AStickyErrorFoundWhileOpeningLosesTheGpuForTheJobsUsingItAn
   EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
 }
 
-// Pinned host memory lives in the first GPU's context: a job's pinning holds that GPU while it
-// holds pinned memory, and only then. A pin tried once the GPU is lost pins nothing and holds
-// nothing; the last unpin lets go, and the lost GPU opens afresh.
-TEST_F(EmulatedCuda, APinningHoldsTheFirstGpuOnlyWhileItHoldsPinnedMemory) {
+// Pinned host memory lives in the context of the first GPU that is not lost: a job's pinning
+// holds that GPU while it holds pinned memory there, and only then. A pin tried once GPU 0 is
+// lost pins in GPU 1's context, without holding GPU 0; the last unpin under GPU 0 lets go of it,
+// and the lost GPU opens afresh.
+TEST_F(EmulatedCuda, APinningHoldsAGpuOnlyWhileItHoldsPinnedMemoryAndALostFirstGpuLeavesItToTheNext) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   struct Pages {
     void* p;
@@ -204,15 +205,18 @@ TEST_F(EmulatedCuda, APinningHoldsTheFirstGpuOnlyWhileItHoldsPinnedMemory) {
       y{::mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page};
   ASSERT_NE(x.p, MAP_FAILED);
   ASSERT_NE(y.p, MAP_FAILED);
+  const std::uint64_t ranges = emu_.registered_ranges();
   CudaPinning early(*gpus_), late(*gpus_);
   early.pin(static_cast<std::byte*>(x.p), page);
+  EXPECT_EQ(emu_.registered_ranges(), ranges + 1);
   auto a = open(0);
   auto m = a->allocate(4096);
   ASSERT_TRUE(m);
   const auto bytes = test::random_bytes(4096, 47);
   const std::string why = lose_by_a_sticky_copy(*a, *m, bytes);
   ASSERT_NE(why.find("lost"), std::string::npos) << why;
-  late.pin(static_cast<std::byte*>(y.p), page);  // on the lost GPU: nothing pinned, nothing held
+  late.pin(static_cast<std::byte*>(y.p), page);  // GPU 0 is lost: pinned under GPU 1
+  EXPECT_EQ(emu_.registered_ranges(), ranges + 2) << "a lost GPU 0 leaves the pinning to GPU 1";
   m.reset();
   a.reset();
   {
@@ -220,8 +224,10 @@ TEST_F(EmulatedCuda, APinningHoldsTheFirstGpuOnlyWhileItHoldsPinnedMemory) {
     EXPECT_FALSE(still->allocate(4096)) << "the early pinning's memory still holds the lost GPU";
   }
   early.unpin(static_cast<std::byte*>(x.p));
-  auto fresh = open(0);
+  auto fresh = open(0);  // the late pinning does not hold GPU 0
   EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+  late.unpin(static_cast<std::byte*>(y.p));
+  EXPECT_EQ(emu_.registered_ranges(), ranges);
 }
 
 TEST_F(EmulatedCuda, AFailedCopyFailsWithTheDriversErrorNameAndMessageAndTheGpuStaysForOtherJobs) {
