@@ -83,7 +83,9 @@ int Connection::send_combined(std::span<const iovec> iov) {
     // Say that we sleep, so that the sender wakes us (and only then makes the wake's system
     // call): the CAS and the sender's exchange are read-modify-writes of one word, so one sees
     // the other. acquire on failure: it read the sender's result (pairs with its release exchange).
-    if (st == kPending && !me.state.compare_exchange_strong(st, kSleeping, std::memory_order_relaxed,
+    // Success needs no order, but takes acquire too: a failure order stronger than success's is
+    // not allowed before C++20, and GCC's builtin warns of it (-Winvalid-memory-model).
+    if (st == kPending && !me.state.compare_exchange_strong(st, kSleeping, std::memory_order_acquire,
                                                             std::memory_order_acquire)) {
       continue;
     }
