@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import sys
 
-from rig_bench_json import size_text
+from rig_bench_json import figures_of, size_text
 from rig_bench_json import load as load_or_none
 
 DEFAULT_OPTIONS = ["--figures", "h2d,d2h", "--sizes", "1MiB,64MiB", "--min-time", "1"]
@@ -47,17 +47,18 @@ def rig_bench(build):
     return None
 
 
+def metrics(f):
+    """One figure's value and costs.total, by METRICS' keys, with what labels it."""
+    costs = f.get("costs") or {}
+    m = {"value": f.get("value"), "unit": f.get("unit"), "label": f.get("label"), "per": costs.get("per")}
+    for key, field, _ in METRICS[1:]:
+        m[key] = (costs.get("total") or {}).get(field)
+    return m
+
+
 def figures(run):
-    """{(name, size): {metric: number}} of one rig-bench JSON: its value and costs.total."""
-    out = {}
-    for f in (run or {}).get("figures", []):
-        total = (f.get("costs") or {}).get("total") or {}
-        m = {"value": f.get("value"), "unit": f.get("unit"), "label": f.get("label")}
-        for key, field, _ in METRICS[1:]:
-            m[key] = total.get(field)
-        m["per"] = (f.get("costs") or {}).get("per")
-        out[(f["name"], f["size"])] = m
-    return out
+    """{(name, size): metrics} of one rig-bench JSON."""
+    return {key: metrics(f) for key, f in figures_of(run).items()}
 
 
 def judge(out):

@@ -30,21 +30,24 @@ CALLS_MAX = 1.5
 CPU_RATIO_MAX = 1.1
 
 
-def costs(bench, name):
+def figure_costs(bench, name):
+    """The costs and the value of figure `name` ((None, None) where it has no costs)."""
     for f in bench.get("figures", []):
         if f.get("name") == name and f.get("costs"):
-            return f["costs"]["total"], f.get("value")
+            return f["costs"], f.get("value")
     return None, None
+
+
+def costs(bench, name):
+    c, value = figure_costs(bench, name)
+    return (c["total"], value) if c else (None, None)
 
 
 def handovers_per_segment(bench):
     """Pipelined handovers from one thread per TCP segment the client sent (None where rig-bench
     did not count segments)."""
-    for f in bench.get("figures", []):
-        if f.get("name") == "handover_rate_1":
-            out = (f.get("costs") or {}).get("data_segments_out")
-            return 1 / out if out else None
-    return None
+    out = (figure_costs(bench, "handover_rate_1")[0] or {}).get("data_segments_out")
+    return 1 / out if out else None
 
 
 def round_figures(bench, floor):

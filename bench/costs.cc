@@ -187,11 +187,7 @@ Costs CostMeter::costs(const std::string& per, double count) const {
     c.agent_reads = agent1_.reads - agent0_.reads;
     c.agent_gathers = agent1_.gathers - agent0_.gathers;
   }
-  const refs::TcpSegments segments = segments1_ - segments0_;
-  c.segments_measured = segments.measured;
-  c.data_segments_out = segments.data_out;
-  c.data_segments_in = segments.data_in;
-  c.segments_in = segments.all_in;
+  c.segments = segments1_ - segments0_;
   c.ring_enters = ring1_.enters - ring0_.enters;
   c.completions = ring1_.completions - ring0_.completions;
   if (agent0_.has_ring && agent1_.has_ring) {

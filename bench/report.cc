@@ -101,9 +101,10 @@ Json costs_json(const Costs& c, const CounterSnapshot& counters) {
       c.agent_ring && c.agent_ring_enters > 0 ? number(ratio(c.agent_completions, c.agent_ring_enters)) : Json(nullptr);
   // Data segments per operation on the client's sockets, each way (null where TCP_INFO lacks
   // them): with the messages per send, how many messages the kernel coalesced into a segment.
-  o["data_segments_out"] = c.segments_measured ? number(c.data_segments_out / c.count) : Json(nullptr);
-  o["data_segments_in"] = c.segments_measured ? number(c.data_segments_in / c.count) : Json(nullptr);
-  o["segments_in"] = c.segments_measured ? number(c.segments_in / c.count) : Json(nullptr);  // pure ACKs too
+  const refs::TcpSegments& s = c.segments;
+  o["data_segments_out"] = s.measured ? number(s.data_out / c.count) : Json(nullptr);
+  o["data_segments_in"] = s.measured ? number(s.data_in / c.count) : Json(nullptr);
+  o["segments_in"] = s.measured ? number(s.all_in / c.count) : Json(nullptr);  // pure ACKs too
   Json threads = Json::array();
   for (const ThreadCost& t : c.threads) {
     threads.push_back({{"side", t.side}, {"role", t.role}, {"tid", t.usage.tid}, {"name", t.usage.name},

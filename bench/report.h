@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "refs/tcp_segments.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/task_usage.h"
 
@@ -71,10 +72,9 @@ struct Costs {
   std::uint64_t ring_enters = 0, completions = 0;
   bool agent_ring = false;
   std::uint64_t agent_ring_enters = 0, agent_completions = 0;
-  // TCP segments that carried data on the client's sockets over the figure (TCP_INFO: out, to the
-  // agent; in, from it): how many messages the kernel put in one segment.
-  bool segments_measured = false;
-  std::uint64_t data_segments_out = 0, data_segments_in = 0, segments_in = 0;  // segments_in: pure ACKs too
+  // TCP segments on the client's sockets over the figure (TCP_INFO; data out, to the agent; data
+  // in and all in, from it): how many messages the kernel put in one segment.
+  refs::TcpSegments segments;
   std::vector<ThreadCost> threads;
 };
 
