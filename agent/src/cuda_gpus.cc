@@ -131,11 +131,15 @@ CudaGpus::Hold::~Hold() {
   }
 }
 
-bool CudaGpus::Hold::lost(std::string& why) const {
-  State& s = gpus_.states_[ordinal_];
-  if (!s.lost.load(std::memory_order_acquire)) return false;  // pairs with lose()'s release
+bool CudaGpus::lost(int ordinal) const noexcept {
+  return states_[ordinal].lost.load(std::memory_order_acquire);  // pairs with lose()'s release
+}
+
+bool CudaGpus::lost(int ordinal, std::string& why) const {
+  if (!lost(ordinal)) return false;
+  State& s = states_[ordinal];
   std::lock_guard lock(s.mutex);
-  why = "GPU " + std::to_string(ordinal_) + " (" + gpus_.gpus_[ordinal_].name + ") is lost: " + s.lost_why;
+  why = "GPU " + std::to_string(ordinal) + " (" + gpus_[ordinal].name + ") is lost: " + s.lost_why;
   return true;
 }
 

@@ -39,6 +39,10 @@ class CudaGpus {
   const CudaDriver& driver() const { return *driver_; }
   const std::vector<Gpu>& gpus() const { return gpus_; }
 
+  // Whether GPU `ordinal` is lost, with the reason ("GPU i (name) is lost: ..."), and without.
+  bool lost(int ordinal, std::string& why) const;
+  bool lost(int ordinal) const noexcept;
+
   // One job's hold on a GPU: its primary context, retained while the hold lives.
   class Hold {
    public:
@@ -51,7 +55,9 @@ class CudaGpus {
     const CudaDriver& driver() const { return gpus_.driver(); }
     const Gpu& gpu() const { return gpus_.gpus_[ordinal_]; }
     // Whether the GPU is lost (a sticky error in any job using it), with the reason.
-    bool lost(std::string& why) const;
+    bool lost(std::string& why) const { return gpus_.lost(ordinal_, why); }
+    // The same without the reason (allocates nothing: for destructors).
+    bool lost() const noexcept { return gpus_.lost(ordinal_); }
     // A sticky error: every job using the GPU fails from now on.
     void lose(const std::string& why) const;
 

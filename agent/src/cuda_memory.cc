@@ -25,8 +25,10 @@ std::shared_ptr<CudaMemory> CudaMemory::allocate(std::shared_ptr<CudaGpus::Hold>
 
 CudaMemory::~CudaMemory() {
   const CudaDriver& d = gpu_->driver();
-  // A lost GPU's context refuses this too; its memory goes with the context.
-  if (d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
+  // A lost GPU's memory goes with its context, which is destroyed once no job holds the GPU: not
+  // freed here, where a stream the GPU was lost for (it waits on a lost GPU's work, quiesce)
+  // may still hold it, and a free would wait for that stream.
+  if (!gpu_->lost() && d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
     if (zeroed_ != nullptr) {
       // The zeroing is the one piece of stream work no handover holds this memory for (a copy's
       // handover holds it until the copy's value completed): freed only after it ended, which it

@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
 #include <utility>
 
 #include "cuda_memory.h"
@@ -12,6 +16,11 @@
 
 namespace rig::agent {
 namespace {
+
+// How long quiesce() waits, once a GPU the stream waited on (or its own) is lost, before it gives
+// the stream up: the driver reports a lost context's work at once, so this only bounds a stream
+// whose wait on a lost GPU's event would never end.
+constexpr auto kLostWaitGrace = std::chrono::seconds(2);
 
 // The widest pitch a 2D copy takes (CUDA_MEMCPY2D's pitches are checked against the device's
 // maximum pitch, 2^31 - 1 bytes or more on every GPU of CUDA 12): wider rows go one by one.
@@ -392,24 +401,74 @@ void CudaDevice::wait_on(Device& other, std::uint64_t value) {
     fault_ = why;  // the next poll() reports it, which fails the job
     return;
   }
+  waited_gpus_ |= 1ull << gpu->ordinal_;  // quiesce() gives the stream up if that GPU is lost
   issued_since_arm_ = true;  // tail_ moved: a wake armed before it would come too early
 }
 
+int CudaDevice::lost_among_waited() const noexcept {
+  if (gpus_.lost(ordinal_)) return ordinal_;
+  for (int j = 0; j < static_cast<int>(gpus_.gpus().size()); ++j) {
+    if ((waited_gpus_ >> j & 1) != 0 && gpus_.lost(j)) return j;
+  }
+  return -1;
+}
+
+CUresult CudaDevice::drain(CUstream s, std::chrono::steady_clock::time_point& stuck_since) const noexcept {
+  using Clock = std::chrono::steady_clock;
+  auto pause = std::chrono::microseconds(20);
+  for (;;) {
+    const CUresult rc = driver_.cuStreamQuery(s);
+    if (rc != CUDA_ERROR_NOT_READY) return rc;
+    const Clock::time_point now = Clock::now();
+    if (stuck_since == Clock::time_point{}) {
+      if (lost_among_waited() >= 0) stuck_since = now;  // a lost GPU stays lost while held
+    } else if (now - stuck_since >= kLostWaitGrace) {
+      return CUDA_ERROR_NOT_READY;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(1000));
+  }
+}
+
+void CudaDevice::give_up(int lost) noexcept {
+  given_up_ = true;
+  try {
+    std::string why;
+    if (lost < 0 || !gpus_.lost(lost, why)) why = "a GPU it waited on was lost";
+    const std::string reason = "its stream waits on work that will not complete: " + why;
+    gpu_->lose(reason);
+    spdlog::warn("device {} at the job's end: GPU {} given up, and lost for every job using it: {}", id(), ordinal_,
+                 reason);
+    // Reachable for the process's life (not a leak): the wakes of given-up streams.
+    static auto* kept = new std::vector<std::shared_ptr<Wake>>();
+    static std::mutex mutex;
+    const std::lock_guard lock(mutex);
+    if (wake_ != nullptr) kept->push_back(wake_);
+  } catch (...) {  // no memory for the words or the list: the wake is kept by a plain leak
+    if (wake_ != nullptr) static_cast<void>(new (std::nothrow) std::shared_ptr<Wake>(wake_));
+  }
+}
+
 void CudaDevice::quiesce() {
-  if (gpu_ == nullptr || stream_ == nullptr || gpu_->context() == nullptr) return;
+  if (gpu_ == nullptr || stream_ == nullptr || gpu_->context() == nullptr || given_up_) return;
   if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
   // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
   // the jobs that share it (check). The first is logged (a sticky error fails both streams),
   // unless the GPU was lost before: the job's failure said so already.
-  std::string before;
-  bool logged = gpu_->lost(before);
+  bool logged = gpus_.lost(ordinal_);
+  std::chrono::steady_clock::time_point stuck_since{};
   for (CUstream s : {stream_, wake_stream_}) {
     if (s == nullptr) continue;
-    const CUresult rc = driver_.cuStreamSynchronize(s);
+    const CUresult rc = drain(s, stuck_since);
+    if (rc == CUDA_ERROR_NOT_READY) {
+      // The wake stream waits behind the copy stream: both are given up.
+      give_up(lost_among_waited());
+      return;
+    }
     if (rc == CUDA_SUCCESS || std::exchange(logged, true)) continue;
     try {
       std::string why;
-      check("cuStreamSynchronize", rc, why);
+      check("cuStreamQuery", rc, why);
       spdlog::warn("device {} at the job's end: {}", id(), why);
     } catch (...) {  // out of memory for the words: quiesce runs in destructors and never throws
     }

@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -144,6 +147,62 @@ TEST_F(EmulatedCuda, AJobThatNeverUsedALostGpuGoesOnAndUsesItAfreshOnceTheJobsTh
   m.reset();
   a.reset();
   EXPECT_EQ(round_trip(*c, bytes, 1), bytes);
+}
+
+// A stream that waits on another GPU's work that will never complete (the emulator's wait on an
+// event of a context that broke first never ends; the driver's documentation does not promise
+// that it would) is not waited on forever at the job's end: quiesce gives it up within its grace
+// and loses its own GPU, saying why, without freeing the memory the stream's queued copy still
+// uses (the emulator ends the process at such a free); the GPU opens afresh once no job holds it.
+TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpuOpensAfresh) {
+  auto a = open(0), b = open(1);  // one job's two GPUs
+  auto ma = a->allocate(4096), ma2 = a->allocate(4096), mb = b->allocate(4096);
+  ASSERT_TRUE(ma && ma2 && mb);
+  const auto bytes = test::random_bytes(4096, 49);
+  std::string why;
+  emu_.hold(1);  // b's copy waits, so a's stream waits on work not yet done
+  struct Release {
+    const test::EmulatedCuda& emu;
+    ~Release() { emu.hold(0); }
+  } release{emu_};
+  emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
+  ASSERT_TRUE(b->copy_in({mb.get(), 0, 4096}, bytes.data(), {1, 4096}, why)) << why;
+  ASSERT_EQ(b->finish(1), Completion::kLater);
+  a->wait_on(*b, 1);
+  ASSERT_TRUE(a->copy({ma2.get(), 0, 4096}, {ma.get(), 0, 4096}, {1, 4096}, why)) << why;
+  a->finish(1);
+  emu_.hold(0);  // b's copy fails as it runs: GPU 1's context breaks, its event never completes
+  ASSERT_FALSE(settle(*b, 1, why));
+  ASSERT_NE(why.find("GPU 1 lost: cuEventQuery: CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
+  // The job ends: a's quiesce must return.
+  std::promise<void> ended;
+  std::future<void> end = ended.get_future();
+  std::thread([&] {
+    a.reset();
+    ended.set_value();
+  }).detach();
+  if (end.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the job's end waited 30 s on a stream that waits on a lost GPU's work";
+    std::fflush(nullptr);
+    std::_Exit(1);  // the thread is stuck in the driver: nothing after this could run
+  }
+  // GPU 0 is lost for every job, saying why; its memory goes with its context.
+  auto c = open(0);
+  EXPECT_FALSE(c->allocate(4096));
+  std::vector<std::uint64_t> done;
+  std::string why_c;
+  EXPECT_FALSE(c->poll(done, why_c));
+  EXPECT_NE(why_c.find("GPU 0 (Emulated GPU 0) is lost: its stream waits on work that will not complete: "
+                       "GPU 1 (Emulated GPU 1) is lost"),
+            std::string::npos)
+      << why_c;
+  ma.reset();
+  ma2.reset();
+  mb.reset();
+  b.reset();
+  c.reset();
+  auto fresh = open(0);
+  EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
 }
 
 // A job whose first use of a GPU comes after the GPU was lost fails, saying so, and does not

@@ -7,7 +7,9 @@
 // - stream work runs asynchronously and in order on the stream's thread (fills, and copies with a
 //   host side, after a configured delay, while copies between GPUs run at once, so a copy
 //   ordered wrongly after a fill or a copy from the host reads the bytes from before it); events complete when
-//   the work recorded before them did; a stream waits on another's event; host functions run on
+//   the work recorded before them did; a stream waits on another's event (one of a context that
+//   broke before it completed, never: the stream waits until its own context breaks or goes,
+//   as the driver's documentation does not promise otherwise); host functions run on
 //   the stream's thread and may call no entry point (CUDA_ERROR_NOT_PERMITTED);
 // - a GPU's memory lives at addresses the process cannot touch (a reservation with no access):
 //   a host access through a device pointer faults; fresh memory is filled with 0xA5, not zero;
@@ -225,10 +227,12 @@ bool event_done(const CUevent_st* e, std::uint64_t generation) {
   return e->completed >= generation || e->ctx->sticky != CUDA_SUCCESS || e->ctx->destroyed;
 }
 
-// Whether a stream's front op may run now: a wait once its event completed, slow work unless
-// the test holds it (rig_emulated_cuda_hold), anything else at once.
+// Whether a stream's front op may run now: a wait once its event completed (a broken or
+// destroyed context's event that had not never does: cuEventSynchronize learns the error, a
+// waiting stream learns nothing), slow work unless the test holds it (rig_emulated_cuda_hold),
+// anything else at once.
 bool runnable(const Op& op) {
-  if (op.kind == Op::kWait) return event_done(op.event, op.generation);
+  if (op.kind == Op::kWait) return op.event->completed >= op.generation;
   return !(op.slow && g().held);
 }
 
@@ -743,6 +747,13 @@ CUresult emu_cuStreamSynchronize(CUstream s) {
   return usable(s->ctx);
 }
 
+CUresult emu_cuStreamQuery(CUstream s) {
+  ENTER("cuStreamQuery");
+  if (s == nullptr || s->destroyed) return CUDA_ERROR_INVALID_HANDLE;
+  if (const CUresult rc = usable(s->ctx); rc != CUDA_SUCCESS) return rc;
+  return s->queue.empty() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
 CUresult emu_cuEventCreate(CUevent* e, unsigned flags) {
   ENTER("cuEventCreate");
   Driver& d = g();
@@ -826,7 +837,8 @@ const Entry kEntries[] = {
     EMU_ENTRY(cuCtxSetCurrent) EMU_ENTRY(cuCtxEnablePeerAccess) EMU_ENTRY(cuPointerGetAttribute)
     EMU_ENTRY(cuMemGetInfo) EMU_ENTRY(cuMemAlloc) EMU_ENTRY(cuMemFree) EMU_ENTRY(cuMemsetD8Async)
     EMU_ENTRY(cuMemcpyAsync) EMU_ENTRY(cuMemcpy2DAsync) EMU_ENTRY(cuMemHostRegister) EMU_ENTRY(cuMemHostUnregister)
-    EMU_ENTRY(cuStreamCreate) EMU_ENTRY(cuStreamDestroy) EMU_ENTRY(cuStreamSynchronize) EMU_ENTRY(cuEventCreate)
+    EMU_ENTRY(cuStreamCreate) EMU_ENTRY(cuStreamDestroy) EMU_ENTRY(cuStreamSynchronize) EMU_ENTRY(cuStreamQuery)
+    EMU_ENTRY(cuEventCreate)
     EMU_ENTRY(cuEventDestroy) EMU_ENTRY(cuEventRecord) EMU_ENTRY(cuEventQuery) EMU_ENTRY(cuEventSynchronize)
     EMU_ENTRY(cuStreamWaitEvent) EMU_ENTRY(cuLaunchHostFunc)};
 #undef EMU_ENTRY
