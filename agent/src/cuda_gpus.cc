@@ -113,6 +113,7 @@ CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(
     // job a fresh context).
     CUcontext same = nullptr;
     s.kept = d.cuDevicePrimaryCtxRetain(&same, device) == CUDA_SUCCESS;
+    if (s.kept) s.context = same;
   }
   ++s.holds;
 }
@@ -128,11 +129,32 @@ CudaGpus::Hold::~Hold() {
   if (--s.holds == 0 && s.kept && s.lost.load(std::memory_order_relaxed)) {
     d.cuDevicePrimaryCtxRelease(device);
     s.kept = false;
+    s.context = nullptr;
   }
 }
 
 bool CudaGpus::lost(int ordinal) const noexcept {
   return states_[ordinal].lost.load(std::memory_order_acquire);  // pairs with lose()'s release
+}
+
+void CudaGpus::find_sticky(int ordinal) const noexcept {
+  if (lost(ordinal)) return;
+  State& s = states_[ordinal];
+  CUresult rc = CUDA_SUCCESS;
+  {
+    // Under the mutex: the context stays while the process keeps it.
+    std::lock_guard lock(s.mutex);
+    if (s.context == nullptr) return;
+    std::size_t free = 0, total = 0;
+    rc = driver_->cuCtxSetCurrent(s.context);
+    if (rc == CUDA_SUCCESS) rc = driver_->cuMemGetInfo(&free, &total);
+    driver_->cuCtxSetCurrent(nullptr);
+    if (rc == CUDA_SUCCESS || !cuda_error_is_sticky(rc)) return;
+  }
+  try {
+    lose(ordinal, driver_->error("cuMemGetInfo", rc));
+  } catch (...) {  // no memory for the words: the next look finds it again
+  }
 }
 
 bool CudaGpus::lost(int ordinal, std::string& why) const {
@@ -143,8 +165,10 @@ bool CudaGpus::lost(int ordinal, std::string& why) const {
   return true;
 }
 
-void CudaGpus::Hold::lose(const std::string& why) const {
-  State& s = gpus_.states_[ordinal_];
+void CudaGpus::Hold::lose(const std::string& why) const { gpus_.lose(ordinal_, why); }
+
+void CudaGpus::lose(int ordinal, const std::string& why) const {
+  State& s = states_[ordinal];
   std::lock_guard lock(s.mutex);
   if (s.lost.load(std::memory_order_relaxed)) return;  // the first reason stays
   s.lost_why = why;

@@ -42,6 +42,10 @@ class CudaGpus {
   // Whether GPU `ordinal` is lost, with the reason ("GPU i (name) is lost: ..."), and without.
   bool lost(int ordinal, std::string& why) const;
   bool lost(int ordinal) const noexcept;
+  // Asks GPU `ordinal`'s context whether a sticky error broke it (a call that fails in a broken
+  // context), and loses the GPU if so: for a wait on its work that no call of a job has seen
+  // fail. Leaves no context current. Never throws.
+  void find_sticky(int ordinal) const noexcept;
 
   // One job's hold on a GPU: its primary context, retained while the hold lives.
   class Hold {
@@ -52,6 +56,7 @@ class CudaGpus {
     Hold& operator=(const Hold&) = delete;
     // The context (nullptr when it could not be had: why() says why).
     CUcontext context() const { return context_; }
+    int ordinal() const { return ordinal_; }
     const CudaDriver& driver() const { return gpus_.driver(); }
     const Gpu& gpu() const { return gpus_.gpus_[ordinal_]; }
     // Whether the GPU is lost (a sticky error in any job using it), with the reason.
@@ -69,6 +74,8 @@ class CudaGpus {
 
  private:
   explicit CudaGpus(const CudaDriver& driver) : driver_(&driver) {}
+  // A sticky error on GPU `ordinal`: every job using it fails from now on (the first reason stays).
+  void lose(int ordinal, const std::string& why) const;
   bool read_facts(std::string& why);
   // Shared by every job's hold on one GPU.
   struct State {
@@ -76,6 +83,7 @@ class CudaGpus {
     std::uint32_t holds = 0;      // guarded by mutex
     bool kept = false;            // the process's own reference to the context; guarded by mutex
     std::string lost_why;         // guarded by mutex
+    CUcontext context = nullptr;  // the primary context while kept; guarded by mutex
     // Set by lose() (release) and read by every call of every job (acquire): the pair that lets
     // a job see another job's sticky error without the mutex.
     std::atomic<bool> lost{false};

@@ -1,8 +1,8 @@
 // Memory of one GPU (cuMemAlloc), as a job holds it: charged to the job's budget there, zeroed
 // by the device's stream before any copy it issues, and freed (cuMemFree, once the zeroing
 // ended; every copy's handover holds the memory until its value completed) when the last holder
-// lets go. Only the GPU's copies reach it: host() is
-// nullptr.
+// lets go, unless the GPU is lost by then: its memory then goes with the context, destroyed
+// once no job holds the GPU. Only the GPU's copies reach it: host() is nullptr.
 #pragma once
 
 #include <cuda.h>
@@ -31,6 +31,7 @@ class CudaMemory final : public Memory {
   // before its first copy into or out of this memory (nullptr: not zeroed yet). Owned: the
   // destructor destroys it.
   CUevent zeroed() const { return zeroed_; }
+  int ordinal() const { return gpu_->ordinal(); }  // the GPU it lives on
   void set_zeroed(CUevent e) { zeroed_ = e; }
 
  private:

@@ -17,9 +17,9 @@
 namespace rig::agent {
 namespace {
 
-// How long quiesce() waits, once a GPU the stream waited on (or its own) is lost, before it gives
-// the stream up: the driver reports a lost context's work at once, so this only bounds a stream
-// whose wait on a lost GPU's event would never end.
+// How long quiesce() waits, once a GPU the stream waited on is lost, before it gives the stream
+// up: a wait on a lost GPU's work that the driver ends (with an error or not) ends well within
+// it, so this only bounds a stream whose wait would never end.
 constexpr auto kLostWaitGrace = std::chrono::seconds(2);
 
 // The widest pitch a 2D copy takes (CUDA_MEMCPY2D's pitches are checked against the device's
@@ -227,7 +227,9 @@ bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
 
 bool CudaDevice::wait_zeroed(const End& e, std::string& why) {
   if (e.memory == nullptr || e.memory->device() == id() || e.memory->zeroed() == nullptr) return true;
-  return check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0), why);
+  if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0), why)) return false;
+  waited_gpus_ |= 1ull << e.memory->ordinal();  // quiesce() gives the stream up if that GPU is lost
+  return true;
 }
 
 bool CudaDevice::issue_rows(const End& dst, const End& src, Shape shape, std::string& why) {
@@ -401,14 +403,18 @@ void CudaDevice::wait_on(Device& other, std::uint64_t value) {
     fault_ = why;  // the next poll() reports it, which fails the job
     return;
   }
-  waited_gpus_ |= 1ull << gpu->ordinal_;  // quiesce() gives the stream up if that GPU is lost
+  // quiesce() gives the stream up if that GPU, or one it waited on in turn, is lost.
+  waited_gpus_ |= 1ull << gpu->ordinal_ | gpu->waited_gpus_;
   issued_since_arm_ = true;  // tail_ moved: a wake armed before it would come too early
 }
 
 int CudaDevice::lost_among_waited() const noexcept {
-  if (gpus_.lost(ordinal_)) return ordinal_;
+  // Not this GPU's own loss: a broken context fails the query itself, and one lost by another
+  // job's give-up may still run this stream's work to its end.
   for (int j = 0; j < static_cast<int>(gpus_.gpus().size()); ++j) {
-    if ((waited_gpus_ >> j & 1) != 0 && gpus_.lost(j)) return j;
+    if ((waited_gpus_ >> j & 1) == 0 || j == ordinal_) continue;
+    gpus_.find_sticky(j);  // a failure no call of the job saw yet
+    if (gpus_.lost(j)) return j;
   }
   return -1;
 }
@@ -417,6 +423,7 @@ CUresult CudaDevice::drain(CUstream s, std::chrono::steady_clock::time_point& st
   using Clock = std::chrono::steady_clock;
   auto pause = std::chrono::microseconds(20);
   for (;;) {
+    driver_.cuCtxSetCurrent(gpu_->context());  // lost_among_waited() leaves none current
     const CUresult rc = driver_.cuStreamQuery(s);
     if (rc != CUDA_ERROR_NOT_READY) return rc;
     const Clock::time_point now = Clock::now();

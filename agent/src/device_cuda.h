@@ -2,8 +2,8 @@
 // copies are issued on a stream of its own as asynchronous copies (2D for strided rows) and a
 // value is done when an event recorded after its work has completed, which poll() learns from
 // the executor's loop with cuEventQuery: nothing here blocks the session's thread but
-// quiesce(), which is bounded (a stream that waits on a lost GPU's work is given up, and its
-// GPU lost with it). A failed call fails the job with the driver's error name and message; a sticky
+// quiesce(), which gives up a stream that waits on the work of another GPU that is lost (and
+// loses its own GPU with it). A failed call fails the job with the driver's error name and message; a sticky
 // one loses the GPU for every job that uses it. A job uses the GPU from its first call that
 // reaches the driver (an alloc, a copy, a value finished or waited on here): only then does it
 // hold the GPU's context and make its streams, so a job that never did is not failed when the
@@ -113,16 +113,18 @@ class CudaDevice final : public Device {
   CUstream wake_stream_ = nullptr;  // where the host functions wait, off the copy stream
   CUevent wake_event_ = nullptr;    // recorded on the copy stream for wake_stream_ to wait on
   std::shared_ptr<Wake> wake_;      // the last armed wake: its host functions point to it
-  std::uint64_t waited_gpus_ = 0;   // bit j: the stream waited on an event of GPU j (wait_on)
+  std::uint64_t waited_gpus_ = 0;   // bit j: the stream waited on GPU j's work (wait_on, wait_zeroed)
   bool given_up_ = false;           // quiesce() gave the streams up (give_up)
 
   // Waits for stream s's work by polling it (cuStreamQuery, with growing pauses up to 1 ms), so
   // that a stream waiting on work that can never complete is given up rather than waited on
-  // forever: CUDA_ERROR_NOT_READY once this GPU, or a GPU it waited on, was lost for
-  // kLostWaitGrace with the stream still not done (`stuck_since` carries that clock across the
-  // streams); the stream's result otherwise. Never throws.
+  // forever: CUDA_ERROR_NOT_READY once a GPU it waited on (an event of another GPU's value or
+  // zeroing, directly or through that GPU's own waits) was lost for kLostWaitGrace with the
+  // stream still not done (`stuck_since` carries that clock across the streams); the stream's
+  // result otherwise. Never throws.
   CUresult drain(CUstream s, std::chrono::steady_clock::time_point& stuck_since) const noexcept;
-  // The first GPU among this one and those it waited on that is lost, or -1.
+  // The first other GPU the stream waited on that is lost, or -1; asks each whether a sticky
+  // error broke it that no call saw yet (CudaGpus::find_sticky).
   int lost_among_waited() const noexcept;
   // quiesce() gave the stream up: this GPU is lost too (its memory goes with the context, which
   // drops the stream's work), and the last armed wake is kept for the process's life, since a

@@ -94,6 +94,37 @@ class EmulatedCuda : public ::testing::Test {
     return why;
   }
 
+  // Ends the device as the job's end does (quiesce, then let go) on a thread of its own; if that
+  // does not return within 30 s, fails and ends the process (the thread is stuck in the driver:
+  // nothing after this could run).
+  static void end_or_exit(std::unique_ptr<CudaDevice>& d) {
+    std::promise<void> ended;
+    std::future<void> end = ended.get_future();
+    std::thread([&] {
+      d.reset();
+      ended.set_value();
+    }).detach();
+    if (end.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+      ADD_FAILURE() << "the job's end waited 30 s on a stream that waits on a lost GPU's work";
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+  }
+  // Why a new job's first use of GPU `ordinal` fails ("" if it does not).
+  std::string why_a_new_job_fails(int ordinal) {
+    auto c = open(ordinal);
+    EXPECT_FALSE(c->allocate(4096));
+    std::vector<std::uint64_t> done;
+    std::string why;
+    return c->poll(done, why) ? std::string() : why;
+  }
+  // Releases the emulator's hold at scope exit (before a device's quiesce, also when an
+  // assertion returns).
+  struct Release {
+    const test::EmulatedCuda& emu;
+    ~Release() { emu.hold(0); }
+  };
+
   test::EmulatedCuda emu_;
   const CudaGpus* gpus_ = nullptr;
 };
@@ -161,10 +192,7 @@ TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpu
   const auto bytes = test::random_bytes(4096, 49);
   std::string why;
   emu_.hold(1);  // b's copy waits, so a's stream waits on work not yet done
-  struct Release {
-    const test::EmulatedCuda& emu;
-    ~Release() { emu.hold(0); }
-  } release{emu_};
+  Release release{emu_};
   emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
   ASSERT_TRUE(b->copy_in({mb.get(), 0, 4096}, bytes.data(), {1, 4096}, why)) << why;
   ASSERT_EQ(b->finish(1), Completion::kLater);
@@ -174,24 +202,9 @@ TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpu
   emu_.hold(0);  // b's copy fails as it runs: GPU 1's context breaks, its event never completes
   ASSERT_FALSE(settle(*b, 1, why));
   ASSERT_NE(why.find("GPU 1 lost: cuEventQuery: CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
-  // The job ends: a's quiesce must return.
-  std::promise<void> ended;
-  std::future<void> end = ended.get_future();
-  std::thread([&] {
-    a.reset();
-    ended.set_value();
-  }).detach();
-  if (end.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-    ADD_FAILURE() << "the job's end waited 30 s on a stream that waits on a lost GPU's work";
-    std::fflush(nullptr);
-    std::_Exit(1);  // the thread is stuck in the driver: nothing after this could run
-  }
+  end_or_exit(a);  // the job ends: a's quiesce returns
   // GPU 0 is lost for every job, saying why; its memory goes with its context.
-  auto c = open(0);
-  EXPECT_FALSE(c->allocate(4096));
-  std::vector<std::uint64_t> done;
-  std::string why_c;
-  EXPECT_FALSE(c->poll(done, why_c));
+  const std::string why_c = why_a_new_job_fails(0);
   EXPECT_NE(why_c.find("GPU 0 (Emulated GPU 0) is lost: its stream waits on work that will not complete: "
                        "GPU 1 (Emulated GPU 1) is lost"),
             std::string::npos)
@@ -200,9 +213,45 @@ TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpu
   ma2.reset();
   mb.reset();
   b.reset();
-  c.reset();
   auto fresh = open(0);
   EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes);
+}
+
+// The same where the stream waits on another GPU's zeroing of memory it copies from, and that
+// GPU broke with no call of the job seeing it (the job ends first): quiesce asks the broken
+// context itself, gives the stream up and loses its own GPU; both GPUs open afresh once no job
+// holds them.
+TEST_F(EmulatedCuda, AStreamWaitingOnAnotherGpusZeroingIsGivenUpThoughNoCallSawThatGpuBreak) {
+  auto a = open(0), b = open(1);
+  auto ma = a->allocate(4096);
+  ASSERT_TRUE(ma);
+  std::string why;
+  a->finish(1);
+  ASSERT_TRUE(settle(*a, 1, why)) << why;  // ma's own zeroing ended
+  emu_.hold(1);
+  Release release{emu_};
+  emu_.fail("cuMemsetD8Async", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
+  auto mb = b->allocate(4096);  // its zeroing waits, then fails as it runs
+  ASSERT_TRUE(mb);
+  ASSERT_TRUE(a->copy({ma.get(), 0, 4096}, {mb.get(), 0, 4096}, {1, 4096}, why)) << why;  // after mb's zeroing
+  a->finish(2);
+  emu_.hold(0);
+  emu_.settle();  // GPU 1's context broke; no call of the job saw it
+  end_or_exit(a);
+  const std::string why_c = why_a_new_job_fails(0);
+  EXPECT_NE(why_c.find("GPU 0 (Emulated GPU 0) is lost: its stream waits on work that will not complete: "
+                       "GPU 1 (Emulated GPU 1) is lost: cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS"),
+            std::string::npos)
+      << why_c;
+  // GPU 0's context goes first, with the given-up copy that reads GPU 1's memory.
+  ma.reset();
+  mb.reset();
+  b.reset();
+  const auto bytes = test::random_bytes(4096, 50);
+  for (int ordinal : {0, 1}) {
+    auto fresh = open(ordinal);
+    EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes) << "GPU " << ordinal;
+  }
 }
 
 // A job whose first use of a GPU comes after the GPU was lost fails, saying so, and does not
@@ -400,10 +449,7 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   HostBytes buffer = staging.take(4096, capacity);
   ASSERT_TRUE(buffer);
   emu_.hold(1);  // the copy from staging waits
-  struct Release {
-    const test::EmulatedCuda& emu;
-    ~Release() { emu.hold(0); }  // before the device's quiesce, also when an assertion returns
-  } release{emu_};
+  Release release{emu_};
   ASSERT_TRUE(gpu->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
   gpu->finish(2);
   auto wake = std::make_shared<Wake>();

@@ -9,12 +9,15 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "agent_process.h"
 #include "emulated_cuda.h"
 #include "fixture.h"
 #include "random_bytes.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
+#include "rig/remote/link.h"
 
 namespace rig::test {
 namespace {
@@ -45,11 +48,12 @@ bool round_trip(Driven& dev) {
   }
 }
 
-// Whether a fresh job on `endpoint` copies bytes to the first GPU (device 1) and back exactly.
-bool round_trip(const std::string& endpoint) {
+// Whether a fresh job on `endpoint` copies bytes to `device` (the first GPU unless told) and
+// back exactly.
+bool round_trip(const std::string& endpoint, std::uint32_t device = 1) {
   try {
     auto job = Job::create();
-    Driven dev(job->connect(endpoint), 1);
+    Driven dev(job->connect(endpoint), device);
     return round_trip(dev);
   } catch (const std::exception&) {
     return false;
@@ -98,6 +102,70 @@ TEST(GpuFailure, AStickyErrorFailsEveryJobUsingTheGpuWithTheDriversWordsNotOneTh
     if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(served) << "no job copied through GPU 1 within 20 s of the failed jobs' end";
+  EXPECT_TRUE(agent.alive());
+}
+
+// The number of jobs the agent runs, as its status query says, asked by a job of its own (which
+// counts itself); -1 if it could not be asked.
+int jobs_running(const std::string& endpoint) {
+  try {
+    auto job = Job::create();
+    const std::string text = job->connect(endpoint).agent_status();
+    return nlohmann::json::parse(text)["jobs"].get<int>() - 1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusServeAgain) {
+  const char* devices = std::getenv("RIG_TEST_DEVICES");
+  if (devices == nullptr || std::string(devices) != "cuda" || !emulated_cuda()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
+  }
+  // The agent's first host-to-GPU copy fails as it runs (sticky); fills and copies with a host
+  // side wait 300 ms first, so the other GPU's wait on that copy's value is queued before the
+  // failure. The emulator never ends a wait on an event of a context that broke first.
+  ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
+  AgentProcess agent(std::vector<std::string>{});
+  ::unsetenv("RIG_EMULATED_CUDA_FAIL");
+  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+
+  {  // the job, ended (its client gone) at the block's end
+    auto job = Job::create();
+    remote::Link& link = job->connect(agent.endpoint());
+    Driven gpu0(link, 1), gpu1(link, 2);
+    auto x = gpu0->alloc(edge::Memory::kDevice, 4096), y = gpu0->alloc(edge::Memory::kDevice, 4096);
+    auto z = gpu1->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(x && y && z);
+    const auto up = random_bytes(4096, 53);
+    Work to_gpu1;
+    to_gpu1.to_device(up.data(), *z, 0, 4096);
+    const std::uint64_t v = gpu1.run(to_gpu1);
+    Work after;  // GPU 0's stream waits on the event of GPU 1's copy, which will fail
+    after.wait(gpu1.word(), 2, v).between(*x, 0, *y, 0, 4096);
+    gpu0.run(after);
+    const std::string why = failure_of(*job);
+    EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
+  }
+  // The job ends in the agent: its session does not wait forever on GPU 0's stream.
+  int jobs = -1;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       jobs != 0 && std::chrono::steady_clock::now() < deadline;) {
+    jobs = jobs_running(agent.endpoint());
+    if (jobs != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(jobs, 0) << "the failed job had not ended in the agent 30 s after its client went";
+  // Both GPUs open afresh for the next job.
+  for (const std::uint32_t device : {1u, 2u}) {
+    bool served = false;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         !served && std::chrono::steady_clock::now() < deadline;) {
+      served = round_trip(agent.endpoint(), device);
+      if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(served) << "no job copied through device " << device << " within 20 s";
+  }
   EXPECT_TRUE(agent.alive());
 }
 

@@ -750,6 +750,9 @@ CUresult emu_cuStreamSynchronize(CUstream s) {
 CUresult emu_cuStreamQuery(CUstream s) {
   ENTER("cuStreamQuery");
   if (s == nullptr || s->destroyed) return CUDA_ERROR_INVALID_HANDLE;
+  // As cuStreamSynchronize: a broken context's running op still ends first (its copy engines
+  // stop; no later access), so the caller may free what it used once this says so.
+  if (s->running) return CUDA_ERROR_NOT_READY;
   if (const CUresult rc = usable(s->ctx); rc != CUDA_SUCCESS) return rc;
   return s->queue.empty() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
