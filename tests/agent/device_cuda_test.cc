@@ -254,6 +254,43 @@ TEST_F(EmulatedCuda, AStreamWaitingOnAnotherGpusZeroingIsGivenUpThoughNoCallSawT
   }
 }
 
+// A GPU that another job's end gave up is lost, but its context still runs work: a job's end
+// whose own stream waits on nothing lost waits for that work past the grace, rather than give
+// it up and free the staging its copy still reads.
+TEST_F(EmulatedCuda, AJobsEndWaitsForItsOwnWorkOnAGpuThatAnotherJobGaveUp) {
+  auto a = open(0);
+  auto m = a->allocate(4096);
+  ASSERT_TRUE(m);
+  std::string why;
+  a->finish(1);
+  ASSERT_TRUE(settle(*a, 1, why)) << why;
+  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
+  std::uint64_t capacity = 0;
+  HostBytes buffer = staging.take(4096, capacity);
+  ASSERT_TRUE(buffer);
+  emu_.hold(1);  // the copy from staging waits
+  Release release{emu_};
+  ASSERT_TRUE(a->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
+  a->finish(2);
+  CudaGpus::Hold(*gpus_, 0).lose("another job's end gave GPU 0 up");
+  std::promise<void> quiesced;
+  std::future<void> done = quiesced.get_future();
+  std::thread([&] {
+    a->quiesce();
+    quiesced.set_value();
+  }).detach();
+  // Past the 2 s grace (device_cuda.cc's kLostWaitGrace): still waiting for the held copy.
+  EXPECT_EQ(done.wait_for(std::chrono::seconds(3)), std::future_status::timeout)
+      << "the job's end gave up its own work on a GPU another job gave up";
+  emu_.hold(0);
+  if (done.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "the job's end did not return 30 s after its work was let run";
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  staging.give(std::move(buffer), capacity);
+}
+
 // A job whose first use of a GPU comes after the GPU was lost fails, saying so, and does not
 // hold the GPU: it opens afresh once the jobs that used it ended, though the failed job lives.
 TEST_F(EmulatedCuda, AJobWhoseFirstUseFindsTheGpuLostFailsAndDoesNotHoldIt) {
