@@ -1,6 +1,8 @@
 #include "cuda_gpus.h"
 
 #include <algorithm>
+#include <cassert>
+#include <new>
 
 namespace rig::agent {
 
@@ -120,17 +122,33 @@ CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(
 
 CudaGpus::Hold::~Hold() {
   State& s = gpus_.states_[ordinal_];
-  std::lock_guard lock(s.mutex);
-  const CudaDriver& d = gpus_.driver();
-  const CUdevice device = gpus_.gpus_[ordinal_].device;
-  if (context_ != nullptr) d.cuDevicePrimaryCtxRelease(device);
-  // The last hold of a lost GPU: the process lets go of its context too, which destroys it, so
-  // the next job opens the GPU afresh (the constructor).
-  if (--s.holds == 0 && s.kept && s.lost.load(std::memory_order_relaxed)) {
-    d.cuDevicePrimaryCtxRelease(device);
-    s.kept = false;
-    s.context = nullptr;
+  std::vector<std::shared_ptr<const void>> destroyed_with;  // released after the lock
+  {
+    std::lock_guard lock(s.mutex);
+    const CudaDriver& d = gpus_.driver();
+    const CUdevice device = gpus_.gpus_[ordinal_].device;
+    if (context_ != nullptr) d.cuDevicePrimaryCtxRelease(device);
+    // The last hold of a lost GPU: the process lets go of its context too, which destroys it
+    // (and the work queued there), so the next job opens the GPU afresh (the constructor).
+    if (--s.holds == 0 && s.lost.load(std::memory_order_relaxed)) {
+      if (s.kept) d.cuDevicePrimaryCtxRelease(device);
+      s.kept = false;
+      s.context = nullptr;
+      destroyed_with.swap(s.until_destroyed);
+    }
   }
+  release(destroyed_with);
+}
+
+void CudaGpus::release(std::vector<std::shared_ptr<const void>>& kept) noexcept {
+  if (kept.empty()) return;
+  // One release at a time, process-wide: the kept work of two GPUs a job gave up shares the
+  // job's pinning and budgets, which only its session thread touched while it ran, and two
+  // GPUs' last holds may go on two threads. Recursive: a release may drop another GPU's last
+  // hold, whose kept work is released then, on this thread.
+  static std::recursive_mutex one_at_a_time;
+  const std::lock_guard lock(one_at_a_time);
+  kept.clear();
 }
 
 bool CudaGpus::lost(int ordinal) const noexcept {
@@ -157,6 +175,17 @@ void CudaGpus::find_sticky(int ordinal) const noexcept {
   }
 }
 
+void CudaGpus::keep_until_destroyed(int ordinal, std::shared_ptr<const void> what) const noexcept {
+  State& s = states_[ordinal];
+  std::lock_guard lock(s.mutex);
+  assert(s.holds > 0 && s.lost.load(std::memory_order_relaxed));  // a given-up GPU, still held
+  try {
+    s.until_destroyed.push_back(std::move(what));
+  } catch (const std::bad_alloc&) {  // kept by a plain leak: freeing it could not be safe
+    static_cast<void>(new (std::nothrow) std::shared_ptr<const void>(std::move(what)));
+  }
+}
+
 bool CudaGpus::lost(int ordinal, std::string& why) const {
   if (!lost(ordinal)) return false;
   State& s = states_[ordinal];
@@ -166,6 +195,19 @@ bool CudaGpus::lost(int ordinal, std::string& why) const {
 }
 
 void CudaGpus::Hold::lose(const std::string& why) const { gpus_.lose(ordinal_, why); }
+
+void CudaGpus::Hold::lose_without_words() const noexcept { gpus_.lose_without_words(ordinal_); }
+
+void CudaGpus::lose_without_words(int ordinal) const noexcept {
+  State& s = states_[ordinal];
+  std::lock_guard lock(s.mutex);
+  if (s.lost.load(std::memory_order_relaxed)) return;
+  try {
+    s.lost_why = "out of memory saying why";
+  } catch (...) {  // the reason stays empty
+  }
+  s.lost.store(true, std::memory_order_release);  // pairs with lost()'s acquire
+}
 
 void CudaGpus::lose(int ordinal, const std::string& why) const {
   State& s = states_[ordinal];

@@ -46,6 +46,12 @@ class CudaGpus {
   // context), and loses the GPU if so: for a wait on its work that no call of a job has seen
   // fail. Leaves no context current. Never throws.
   void find_sticky(int ordinal) const noexcept;
+  // Holds `what` until GPU `ordinal`'s context is destroyed (the last hold of the lost GPU
+  // gone), then lets go of it outside any lock: what work queued in that context names, once a
+  // job's end gave that work up (Device::gave_up) and the GPU was lost. What it holds must not
+  // hold this GPU. Never throws: with no memory to note it, `what` is kept for the process's
+  // life, and with none for that either, let go of at once.
+  void keep_until_destroyed(int ordinal, std::shared_ptr<const void> what) const noexcept;
 
   // One job's hold on a GPU: its primary context, retained while the hold lives.
   class Hold {
@@ -65,6 +71,8 @@ class CudaGpus {
     bool lost() const noexcept { return gpus_.lost(ordinal_); }
     // A sticky error: every job using the GPU fails from now on.
     void lose(const std::string& why) const;
+    // The same with no memory for the words: lost, with whatever reason fits.
+    void lose_without_words() const noexcept;
 
    private:
     const CudaGpus& gpus_;
@@ -76,6 +84,9 @@ class CudaGpus {
   explicit CudaGpus(const CudaDriver& driver) : driver_(&driver) {}
   // A sticky error on GPU `ordinal`: every job using it fails from now on (the first reason stays).
   void lose(int ordinal, const std::string& why) const;
+  void lose_without_words(int ordinal) const noexcept;
+  // Lets go of what keep_until_destroyed held, one GPU's at a time (no State lock held).
+  static void release(std::vector<std::shared_ptr<const void>>& kept) noexcept;
   bool read_facts(std::string& why);
   // Shared by every job's hold on one GPU.
   struct State {
@@ -84,6 +95,8 @@ class CudaGpus {
     bool kept = false;            // the process's own reference to the context; guarded by mutex
     std::string lost_why;         // guarded by mutex
     CUcontext context = nullptr;  // the primary context while kept; guarded by mutex
+    // keep_until_destroyed's: let go of when the context is destroyed; guarded by mutex.
+    std::vector<std::shared_ptr<const void>> until_destroyed;
     // Set by lose() (release) and read by every call of every job (acquire): the pair that lets
     // a job see another job's sticky error without the mutex.
     std::atomic<bool> lost{false};

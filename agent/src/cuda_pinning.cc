@@ -94,6 +94,15 @@ void CudaPinning::unpin(std::byte* p) noexcept {
   release_if_unused(ordinal);
 }
 
+void CudaPinning::leave_to_given_up_gpu(std::byte* p, int gpu) noexcept {
+  const auto it = pinned_.find(p);
+  if (it == pinned_.end() || it->second != gpu) return;
+  assert(gpus_.lost(gpu));  // given up, so lost: its context is destroyed once no one holds it
+  pinned_.erase(it);
+  --contexts_[gpu].pinned;
+  release_if_unused(gpu);  // the registration goes with the context
+}
+
 CudaPinning::~CudaPinning() {
   // The pool unpins every buffer before it frees it; any left would stay pinned, so go now.
   while (!pinned_.empty()) unpin(pinned_.begin()->first);

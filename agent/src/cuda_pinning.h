@@ -27,6 +27,7 @@ class CudaPinning final : public HostPinning {
   // from pageable memory would wait for the stream's earlier work inside the driver's call.
   void pin(std::byte* p, std::uint64_t bytes) noexcept override;
   void unpin(std::byte* p) noexcept override;
+  void leave_to_given_up_gpu(std::byte* p, int gpu) noexcept override;
 
  private:
   // One GPU's context as this pinning uses it: held while `pinned` buffers are registered there
@@ -44,7 +45,8 @@ class CudaPinning final : public HostPinning {
   const CudaGpus& gpus_;
   std::vector<Context> contexts_;  // by ordinal
   // Each pinned buffer and the GPU whose context registered it; touched only by the job's
-  // session thread.
+  // session thread, and after the job by the release of work a GPU gave up that names the
+  // staging (CudaGpus::keep_until_destroyed, which releases one at a time).
   std::unordered_map<std::byte*, int> pinned_;
 };
 

@@ -22,6 +22,8 @@
 
 namespace rig::agent {
 
+class GivenUpWork;
+
 // Rows of a copy on one side: row r starts at byte offset + r * pitch of memory.
 struct Place {
   Memory* memory = nullptr;
@@ -80,6 +82,12 @@ class Device {
   // Waits until no issued work runs: the job ended, and the memory and staging that work uses
   // are about to be freed. The only call that may block.
   virtual void quiesce() = 0;
+  // After quiesce(): whether it gave up issued work rather than wait for it (a GPU whose stream
+  // waits on a lost GPU's work, which may never end): that work may still run until the
+  // device's context goes, so the pending handovers, with the staging and memory they name,
+  // are handed to keep(), which holds them until then. The default: never.
+  virtual bool gave_up() const { return false; }
+  virtual void keep(std::shared_ptr<GivenUpWork> work) { (void)work; }
   // Called before the session waits for the client while values of this device are not done:
   // a device whose work completes in the background (a GPU's stream) posts `wake` once the
   // work issued so far has completed, so the session's next poll() sees it without waiting

@@ -5,13 +5,12 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
-#include <mutex>
-#include <new>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "cuda_memory.h"
+#include "given_up_work.h"
 #include "ram_device.h"
 
 namespace rig::agent {
@@ -446,14 +445,16 @@ void CudaDevice::give_up(int lost) noexcept {
     gpu_->lose(reason);
     spdlog::warn("device {} at the job's end: GPU {} given up, and lost for every job using it: {}", id(), ordinal_,
                  reason);
-    // Reachable for the process's life (not a leak): the wakes of given-up streams.
-    static auto* kept = new std::vector<std::shared_ptr<Wake>>();
-    static std::mutex mutex;
-    const std::lock_guard lock(mutex);
-    if (wake_ != nullptr) kept->push_back(wake_);
-  } catch (...) {  // no memory for the words or the list: the wake is kept by a plain leak
-    if (wake_ != nullptr) static_cast<void>(new (std::nothrow) std::shared_ptr<Wake>(wake_));
+  } catch (...) {  // no memory for the words: the GPU is lost without them
+    gpu_->lose_without_words();
   }
+  if (wake_ != nullptr) gpus_.keep_until_destroyed(ordinal_, wake_);
+}
+
+void CudaDevice::keep(std::shared_ptr<GivenUpWork> work) {
+  assert(given_up_ && gpu_ != nullptr);
+  work->leave_to(id(), ordinal_);
+  gpus_.keep_until_destroyed(ordinal_, std::move(work));
 }
 
 void CudaDevice::quiesce() {

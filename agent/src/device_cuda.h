@@ -47,6 +47,10 @@ class CudaDevice final : public Device {
   bool idle() const override;
   bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
   void quiesce() override;
+  bool gave_up() const override { return given_up_; }
+  // Holds the work until this GPU's context is destroyed (CudaGpus::keep_until_destroyed), less
+  // what goes with that context (GivenUpWork::leave_to).
+  void keep(std::shared_ptr<GivenUpWork> work) override;
   // A host function queued (on a stream of its own) behind the work issued so far posts the
   // wake; it makes no CUDA call, as the driver requires. Nothing when no work was issued since
   // the last one.
@@ -127,8 +131,8 @@ class CudaDevice final : public Device {
   // error broke it that no call saw yet (CudaGpus::find_sticky).
   int lost_among_waited() const noexcept;
   // quiesce() gave the stream up: this GPU is lost too (its memory goes with the context, which
-  // drops the stream's work), and the last armed wake is kept for the process's life, since a
-  // host function queued behind the stream may still run.
+  // drops the stream's work), and the last armed wake is kept until the context is destroyed,
+  // since a host function queued behind the stream may run until then.
   void give_up(int lost) noexcept;
 };
 

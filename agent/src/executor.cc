@@ -4,6 +4,8 @@
 
 #include <cassert>
 
+#include "given_up_work.h"
+
 namespace rig::agent {
 
 Executor::Executor(const std::vector<std::unique_ptr<Device>>& devices, ObjectTable& objects,
@@ -250,16 +252,38 @@ bool Executor::retire(std::uint32_t device, std::uint64_t value, std::string& wh
 void Executor::clear() {
   // In-flight device work may still use the memory and staging that pending handovers hold.
   for (const auto& d : devices_) d->quiesce();
-  for (Lane& l : lanes_) {
-    // Their staging goes back to the pool, which unpins what it frees.
-    for (auto* handovers : {&l.queue, &l.running}) {
-      for (PendingHandover& ho : *handovers) {
-        for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
+  for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
+    Lane& l = lanes_[dev];
+    if (devices_[dev]->gave_up()) {
+      keep_given_up(*devices_[dev], l);
+    } else {
+      // Their staging goes back to the pool, which unpins what it frees.
+      for (auto* handovers : {&l.queue, &l.running}) {
+        for (PendingHandover& ho : *handovers) {
+          for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
+        }
       }
     }
     l.queue.clear();
     l.running.clear();
     l.pending_cost = 0;
+  }
+}
+
+void Executor::keep_given_up(Device& device, Lane& lane) noexcept {
+  if (lane.queue.empty() && lane.running.empty()) return;  // nothing named (or a second clear)
+  try {
+    auto work = std::make_shared<GivenUpWork>(staging_.pinning());
+    work->take(lane.queue, lane.running);
+    device.keep(std::move(work));
+  } catch (const std::bad_alloc&) {
+    // No memory to keep them (none was moved): their staging is kept by a plain leak, never
+    // unpinned or freed; the memory they name is let go of as if the work had ended.
+    for (auto* handovers : {&lane.queue, &lane.running}) {
+      for (PendingHandover& ho : *handovers) {
+        for (PendingPart& p : ho.parts) static_cast<void>(p.staged.release());
+      }
+    }
   }
 }
 

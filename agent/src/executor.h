@@ -78,6 +78,9 @@ class Executor {
     std::uint64_t received = 0;             // last value handed over
     std::uint64_t pending_cost = 0;         // of handovers not done: copy bytes, 4 per word
   };
+  // The job's end, where `device` gave its issued work up (Device::gave_up): the lane's
+  // handovers, with the staging and memory they name, go to the device to keep.
+  void keep_given_up(Device& device, Lane& lane) noexcept;
   // Whether `device`'s front handover may run: each wait's value is done, or finished on another
   // device that `device` waits on by itself (finished_value).
   bool ready(std::uint32_t device, const PendingHandover& ho) const;

@@ -12,7 +12,8 @@
 namespace rig::agent {
 
 // What a job may still allocate on one device; given back as its memory is freed. Touched only
-// by the job's session thread.
+// by the job's session thread, and after the job by the release of work a GPU gave up
+// (CudaGpus::keep_until_destroyed, which releases one at a time).
 struct Budget {
   std::uint64_t left = 0;
 };
@@ -30,6 +31,10 @@ class Memory {
   // (host RAM: the machine's host, simulated devices), or nullptr where only the device's own
   // copies reach it (a GPU's memory).
   std::byte* host() const { return host_; }
+  // Named by work that GPU `gpu` gave up at a job's end (GivenUpWork::leave_to): host memory
+  // pinned in that GPU's context is left to it (HostPinning::leave_to_given_up_gpu). The
+  // default, for memory pinned nowhere: nothing.
+  virtual void leave_to_given_up_gpu(int gpu) noexcept { (void)gpu; }
 
  protected:
   Memory(std::uint32_t device, std::uint64_t bytes, std::byte* host)
@@ -60,6 +65,9 @@ class RamMemory final : public Memory {
             std::shared_ptr<HostPinning> pinning)
       : Memory(device, bytes, data), budget_(std::move(budget)), pinning_(std::move(pinning)) {}
   ~RamMemory() override;
+  void leave_to_given_up_gpu(int gpu) noexcept override {
+    if (pinning_) pinning_->leave_to_given_up_gpu(host(), gpu);
+  }
 
  private:
   std::shared_ptr<Budget> budget_;

@@ -34,6 +34,8 @@ class StagingPool {
   // Whether a buffer for `bytes` more would stay within the limit.
   bool admits(std::uint64_t bytes) const { return fits(capacity_for(bytes)); }
   std::uint64_t limit() const { return limit_; }
+  // What pins its buffers (null: nothing).
+  const std::shared_ptr<HostPinning>& pinning() const { return pinning_; }
   // A buffer of at least `bytes` (its size in `capacity`), or null when memory runs out or the
   // limit would be passed. A spare is reused when it is the smallest that holds `bytes`, the
   // limit admits it, and it is at most twice capacity_for(bytes) or kAnySmallSpare (a larger one

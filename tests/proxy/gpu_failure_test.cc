@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -117,23 +119,60 @@ int jobs_running(const std::string& endpoint) {
   }
 }
 
-TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusServeAgain) {
-  const char* devices = std::getenv("RIG_TEST_DEVICES");
-  if (devices == nullptr || std::string(devices) != "cuda" || !emulated_cuda()) {
-    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
-  }
-  // The agent's first host-to-GPU copy fails as it runs (sticky); fills and copies with a host
-  // side wait 300 ms first, so the other GPU's wait on that copy's value is queued before the
-  // failure. The emulator never ends a wait on an event of a context that broke first.
+// An agent on the emulated driver whose first host-to-GPU copy fails as it runs (sticky); fills
+// and copies with a host side wait `delay_us` first, so another GPU's wait on that copy's value
+// is queued before the failure. The emulator never ends a wait on an event of a context that broke
+// first, and ends the process where the agent frees or unpins memory such a wait's queued work
+// still names.
+std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* delay_us = "300000") {
   ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
-  AgentProcess agent(std::vector<std::string>{});
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", delay_us, 1);
+  auto agent = std::make_unique<AgentProcess>(std::vector<std::string>{});
   ::unsetenv("RIG_EMULATED_CUDA_FAIL");
   ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  return agent;
+}
 
+// Whether the agent comes to run `n` jobs (besides the asking one) within 30 s; stops early if
+// the agent died.
+bool jobs_come_to(AgentProcess& agent, int n) {
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+       std::chrono::steady_clock::now() < deadline && agent.alive();) {
+    if (jobs_running(agent.endpoint()) == n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// After such a job's client went: the job ends in the agent (its session does not wait forever
+// on the given-up stream), the agent lives, and both GPUs open afresh for the next job.
+void expect_the_job_ended_and_both_gpus_serve(AgentProcess& agent) {
+  EXPECT_TRUE(jobs_come_to(agent, 0)) << "the failed job had not ended in the agent 30 s after its client went";
+  for (const std::uint32_t device : {1u, 2u}) {
+    bool served = false;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         !served && agent.alive() && std::chrono::steady_clock::now() < deadline;) {
+      served = round_trip(agent.endpoint(), device);
+      if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(served) << "no job copied through device " << device << " within 20 s";
+  }
+  EXPECT_TRUE(agent.alive());
+}
+
+bool on_emulated_cuda() {
+  const char* devices = std::getenv("RIG_TEST_DEVICES");
+  return devices != nullptr && std::string(devices) == "cuda" && emulated_cuda();
+}
+
+TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusServeAgain) {
+  if (!on_emulated_cuda()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
+  }
+  const auto agent = agent_whose_first_copy_to_a_gpu_fails();
   {  // the job, ended (its client gone) at the block's end
     auto job = Job::create();
-    remote::Link& link = job->connect(agent.endpoint());
+    remote::Link& link = job->connect(agent->endpoint());
     Driven gpu0(link, 1), gpu1(link, 2);
     auto x = gpu0->alloc(edge::Memory::kDevice, 4096), y = gpu0->alloc(edge::Memory::kDevice, 4096);
     auto z = gpu1->alloc(edge::Memory::kDevice, 4096);
@@ -148,25 +187,49 @@ TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusSe
     const std::string why = failure_of(*job);
     EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
   }
-  // The job ends in the agent: its session does not wait forever on GPU 0's stream.
-  int jobs = -1;
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-       jobs != 0 && std::chrono::steady_clock::now() < deadline;) {
-    jobs = jobs_running(agent.endpoint());
-    if (jobs != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  expect_the_job_ended_and_both_gpus_serve(*agent);
+}
+
+// The same where the work queued behind the given-up wait names the client's bytes in pinned
+// staging, a pinned host object and the lost GPU's memory: the agent keeps them until the given-up GPU's context,
+// with that work, is destroyed, rather than unpin and free the staging, or destroy the lost
+// GPU's context, under the work (the emulator ends the agent for each). Both ways round: the
+// staging and the host object are registered in GPU 0's context, so in the given-up GPU's own
+// one way (left to it) and in the lost GPU's the other (kept pinned there), and the job's
+// devices go in id order, so the lost GPU's context would go first the second way.
+TEST(GpuFailure, WorkQueuedBehindAGivenUpWaitKeepsTheStagingAndMemoryItNamesUntilItsGpuIsGone) {
+  if (!on_emulated_cuda()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
   }
-  EXPECT_EQ(jobs, 0) << "the failed job had not ended in the agent 30 s after its client went";
-  // Both GPUs open afresh for the next job.
-  for (const std::uint32_t device : {1u, 2u}) {
-    bool served = false;
-    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-         !served && std::chrono::steady_clock::now() < deadline;) {
-      served = round_trip(agent.endpoint(), device);
-      if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const auto& [lost, waiting] : {std::pair<std::uint32_t, std::uint32_t>{2, 1}, {1, 2}}) {
+    SCOPED_TRACE("device " + std::to_string(lost) + " lost, device " + std::to_string(waiting) + " waiting");
+    const auto agent = agent_whose_first_copy_to_a_gpu_fails();
+    {
+      auto job = Job::create();
+      remote::Link& link = job->connect(agent->endpoint());
+      Driven host(link, 0), failing(link, lost), given_up(link, waiting);
+      auto x = given_up->alloc(edge::Memory::kDevice, 4096), y = given_up->alloc(edge::Memory::kDevice, 4096);
+      auto z = failing->alloc(edge::Memory::kDevice, 4096);
+      auto h = host->alloc(edge::Memory::kDevice, 4096);  // a host object, pinned like the staging
+      ASSERT_TRUE(x && y && z && h);
+      auto z_mapped = given_up->map_peer(failing.proxy(), *z);
+      auto h_mapped = given_up->map_peer(host.proxy(), *h);
+      ASSERT_TRUE(z_mapped && h_mapped);
+      const auto up = random_bytes(4096, 54), more = random_bytes(4096, 55);
+      Work fails;
+      fails.to_device(up.data(), *z, 0, 4096);
+      const std::uint64_t v = failing.run(fails);
+      Work after;  // queued behind the wait: copies from the lost GPU's memory and the host object
+      after.wait(failing.word(), lost, v).between(*z_mapped, 0, *y, 0, 4096).between(*h_mapped, 0, *x, 0, 4096);
+      given_up.run(after);
+      Work staged;  // and, on the same stream, a copy of the client's bytes from staging
+      staged.to_device(more.data(), *x, 0, 4096);
+      given_up.run(staged);
+      const std::string why = failure_of(*job);
+      EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
     }
-    EXPECT_TRUE(served) << "no job copied through device " << device << " within 20 s";
+    expect_the_job_ended_and_both_gpus_serve(*agent);
   }
-  EXPECT_TRUE(agent.alive());
 }
 
 }  // namespace
