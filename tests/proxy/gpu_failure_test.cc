@@ -124,12 +124,15 @@ int jobs_running(const std::string& endpoint) {
 // is queued before the failure. The emulator never ends a wait on an event of a context that broke
 // first, and ends the process where the agent frees or unpins memory such a wait's queued work
 // still names.
-std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* delay_us = "300000") {
+std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* delay_us = "300000",
+                                                                     const char* gpus = "2") {
   ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
   ::setenv("RIG_EMULATED_CUDA_DELAY_US", delay_us, 1);
+  ::setenv("RIG_EMULATED_CUDA_GPUS", gpus, 1);
   auto agent = std::make_unique<AgentProcess>(std::vector<std::string>{});
   ::unsetenv("RIG_EMULATED_CUDA_FAIL");
   ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  ::unsetenv("RIG_EMULATED_CUDA_GPUS");
   return agent;
 }
 
@@ -145,10 +148,11 @@ bool jobs_come_to(AgentProcess& agent, int n) {
 }
 
 // After such a job's client went: the job ends in the agent (its session does not wait forever
-// on the given-up stream), the agent lives, and both GPUs open afresh for the next job.
-void expect_the_job_ended_and_both_gpus_serve(AgentProcess& agent) {
+// on the given-up stream), the agent lives, and every GPU (both, unless told) opens afresh for
+// the next job.
+void expect_the_job_ended_and_both_gpus_serve(AgentProcess& agent, std::uint32_t gpus = 2) {
   EXPECT_TRUE(jobs_come_to(agent, 0)) << "the failed job had not ended in the agent 30 s after its client went";
-  for (const std::uint32_t device : {1u, 2u}) {
+  for (std::uint32_t device = 1; device <= gpus; ++device) {
     bool served = false;
     for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
          !served && agent.alive() && std::chrono::steady_clock::now() < deadline;) {
@@ -230,6 +234,38 @@ TEST(GpuFailure, WorkQueuedBehindAGivenUpWaitKeepsTheStagingAndMemoryItNamesUnti
     }
     expect_the_job_ended_and_both_gpus_serve(*agent);
   }
+}
+
+// A chain: GPU 1's stream waits on GPU 2's failing copy and GPU 0's waits on GPU 1's work. At
+// the job's end GPU 0's stream waits, through GPU 1, on the lost GPU 2: the wait is followed
+// through GPU 1's own waits, so both streams are given up and the job ends.
+TEST(GpuFailure, AWaitThroughAnotherGpuOnALostOneIsFollowedAndTheJobEndsInTheAgent) {
+  if (!on_emulated_cuda()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
+  }
+  const auto agent = agent_whose_first_copy_to_a_gpu_fails("300000", "3");
+  {
+    auto job = Job::create();
+    remote::Link& link = job->connect(agent->endpoint());
+    Driven gpu0(link, 1), gpu1(link, 2), gpu2(link, 3);
+    auto a0 = gpu0->alloc(edge::Memory::kDevice, 4096), b0 = gpu0->alloc(edge::Memory::kDevice, 4096);
+    auto a1 = gpu1->alloc(edge::Memory::kDevice, 4096), b1 = gpu1->alloc(edge::Memory::kDevice, 4096);
+    auto z = gpu2->alloc(edge::Memory::kDevice, 4096);
+    ASSERT_TRUE(a0 && b0 && a1 && b1 && z);
+    const auto up = random_bytes(4096, 56);
+    Work fails;
+    fails.to_device(up.data(), *z, 0, 4096);
+    const std::uint64_t v2 = gpu2.run(fails);
+    Work middle;  // GPU 1's stream waits on GPU 2's failing copy
+    middle.wait(gpu2.word(), 3, v2).between(*a1, 0, *b1, 0, 4096);
+    const std::uint64_t v1 = gpu1.run(middle);
+    Work last;  // GPU 0's stream waits on GPU 1's work
+    last.wait(gpu1.word(), 2, v1).between(*a0, 0, *b0, 0, 4096);
+    gpu0.run(last);
+    const std::string why = failure_of(*job);
+    EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why;
+  }
+  expect_the_job_ended_and_both_gpus_serve(*agent, 3);
 }
 
 }  // namespace
