@@ -19,7 +19,7 @@ namespace rig::agent {
   X(cuCtxEnablePeerAccess) X(cuPointerGetAttribute) X(cuMemGetInfo) X(cuMemAlloc) X(cuMemFree) X(cuMemsetD8Async)           \
   X(cuMemcpyAsync) X(cuMemcpy2DAsync) X(cuMemHostRegister) X(cuMemHostUnregister) X(cuStreamCreate)                 \
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)    \
-  X(cuEventQuery) X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuLaunchHostFunc)
+  X(cuEventQuery) X(cuStreamWaitEvent) X(cuLaunchHostFunc)
 
 class CudaDriver {
  public:

@@ -175,6 +175,15 @@ void CudaGpus::find_sticky(int ordinal) const noexcept {
   }
 }
 
+int CudaGpus::lost_among(std::uint64_t mask) const noexcept {
+  for (int j = 0; j < static_cast<int>(gpus_.size()); ++j) {
+    if ((mask >> j & 1) == 0) continue;
+    find_sticky(j);  // a failure no call of the job saw yet
+    if (lost(j)) return j;
+  }
+  return -1;
+}
+
 void CudaGpus::keep_until_destroyed(int ordinal, std::shared_ptr<const void> what) const noexcept {
   State& s = states_[ordinal];
   std::lock_guard lock(s.mutex);

@@ -46,6 +46,9 @@ class CudaGpus {
   // context), and loses the GPU if so: for a wait on its work that no call of a job has seen
   // fail. Leaves no context current. Never throws.
   void find_sticky(int ordinal) const noexcept;
+  // The first GPU in `mask` (bit j: GPU j) that is lost, asking each whether a sticky error
+  // broke it that no call saw yet (find_sticky); -1 if none is. Leaves no context current.
+  int lost_among(std::uint64_t mask) const noexcept;
   // Holds `what` until GPU `ordinal`'s context is destroyed (the last hold of the lost GPU
   // gone), then lets go of it outside any lock: what work queued in that context names, once a
   // job's end gave that work up (Device::gave_up) and the GPU was lost. What it holds must not
@@ -64,6 +67,7 @@ class CudaGpus {
     CUcontext context() const { return context_; }
     int ordinal() const { return ordinal_; }
     const CudaDriver& driver() const { return gpus_.driver(); }
+    const CudaGpus& gpus() const { return gpus_; }
     const Gpu& gpu() const { return gpus_.gpus_[ordinal_]; }
     // Whether the GPU is lost (a sticky error in any job using it), with the reason.
     bool lost(std::string& why) const { return gpus_.lost(ordinal_, why); }

@@ -1,6 +1,11 @@
 #include "cuda_memory.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
 #include <new>
+
+#include "cuda_wait.h"
 
 namespace rig::agent {
 
@@ -24,21 +29,39 @@ std::shared_ptr<CudaMemory> CudaMemory::allocate(std::shared_ptr<CudaGpus::Hold>
 }
 
 CudaMemory::~CudaMemory() {
+  budget_->left += bytes();
   const CudaDriver& d = gpu_->driver();
   // A lost GPU's memory goes with its context, which is destroyed once no job holds the GPU: not
   // freed here, where a stream the GPU was lost for (it waits on a lost GPU's work, quiesce)
   // may still hold it, and a free would wait for that stream.
-  if (!gpu_->lost() && d.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
-    if (zeroed_ != nullptr) {
-      // The zeroing is the one piece of stream work no handover holds this memory for (a copy's
-      // handover holds it until the copy's value completed): freed only after it ended, which it
-      // almost always has. cuMemFree "may" synchronise; this does not rest on it.
-      d.cuEventSynchronize(zeroed_);
-      d.cuEventDestroy(zeroed_);
+  if (gpu_->lost() || gpu_->context() == nullptr) return;
+  if (zeroed_ != nullptr) {
+    // The zeroing is the one piece of stream work no handover holds this memory for (a copy's
+    // handover holds it until the copy's value completed): freed only after it ended, which it
+    // almost always has. cuMemFree "may" synchronise; this does not rest on it.
+    std::chrono::steady_clock::time_point stuck_since{};
+    const CUresult rc = wait_unless_lost(
+        gpu_->gpus(), zeroing_waited_,
+        [&] {
+          d.cuCtxSetCurrent(gpu_->context());  // lost_among leaves none current
+          return d.cuEventQuery(zeroed_);
+        },
+        stuck_since);
+    if (rc == CUDA_ERROR_NOT_READY) {
+      // Behind a wait on a lost GPU's work, which may never end: freed now, the zeroing could
+      // still write into what is allocated there next. Left to the context (the job's end
+      // gives this GPU's stream up, and the context goes once no job holds the GPU).
+      try {
+        spdlog::warn("GPU {}: {} bytes freed by the job left to the context: their zeroing waits on a lost GPU's work",
+                     gpu_->ordinal(), bytes());
+      } catch (...) {  // a message not logged
+      }
+      return;
     }
-    d.cuMemFree(address_);
   }
-  budget_->left += bytes();
+  if (d.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
+  if (zeroed_ != nullptr) d.cuEventDestroy(zeroed_);
+  d.cuMemFree(address_);
 }
 
 }  // namespace rig::agent

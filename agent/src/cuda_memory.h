@@ -1,12 +1,14 @@
 // Memory of one GPU (cuMemAlloc), as a job holds it: charged to the job's budget there, zeroed
 // by the device's stream before any copy it issues, and freed (cuMemFree, once the zeroing
 // ended; every copy's handover holds the memory until its value completed) when the last holder
-// lets go, unless the GPU is lost by then: its memory then goes with the context, destroyed
-// once no job holds the GPU. Only the GPU's copies reach it: host() is nullptr.
+// lets go, unless the GPU is lost by then, or the zeroing waits on a lost GPU's work: its memory
+// then goes with the context, destroyed once no job holds the GPU. Only the GPU's copies reach
+// it: host() is nullptr.
 #pragma once
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 
 #include "cuda_gpus.h"
@@ -32,13 +34,20 @@ class CudaMemory final : public Memory {
   // destructor destroys it.
   CUevent zeroed() const { return zeroed_; }
   int ordinal() const { return gpu_->ordinal(); }  // the GPU it lives on
-  void set_zeroed(CUevent e) { zeroed_ = e; }
+  // `waited`: the other GPUs whose work the stream waited on before the zeroing (bit j: GPU j):
+  // a free waits for the zeroing only until one of them has been lost for the grace
+  // (wait_unless_lost), since a wait on a lost GPU's work may never end.
+  void set_zeroed(CUevent e, std::uint64_t waited) {
+    zeroed_ = e;
+    zeroing_waited_ = waited;
+  }
 
  private:
   std::shared_ptr<CudaGpus::Hold> gpu_;  // keeps the context the allocation lives in
   CUdeviceptr address_;
   std::shared_ptr<Budget> budget_;
   CUevent zeroed_ = nullptr;
+  std::uint64_t zeroing_waited_ = 0;
 };
 
 }  // namespace rig::agent

@@ -4,22 +4,18 @@
 
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 #include <limits>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "cuda_memory.h"
+#include "cuda_wait.h"
 #include "given_up_work.h"
 #include "ram_device.h"
 
 namespace rig::agent {
 namespace {
-
-// How long quiesce() waits, once a GPU the stream waited on is lost, before it gives the stream
-// up: a wait on a lost GPU's work that the driver ends (with an error or not) ends well within
-// it, so this only bounds a stream whose wait would never end.
-constexpr auto kLostWaitGrace = std::chrono::seconds(2);
 
 // The widest pitch a 2D copy takes (CUDA_MEMCPY2D's pitches are checked against the device's
 // maximum pitch, 2^31 - 1 bytes or more on every GPU of CUDA 12): wider rows go one by one.
@@ -173,7 +169,7 @@ std::shared_ptr<Memory> CudaDevice::allocate(std::uint64_t bytes) {
     fault_ = why;
     return nullptr;
   }
-  memory->set_zeroed(zeroed);
+  memory->set_zeroed(zeroed, other_waited_gpus());
   if (!check("cuEventRecord", driver_.cuEventRecord(zeroed, stream_), why)) {
     fault_ = why;
     return nullptr;
@@ -407,33 +403,10 @@ void CudaDevice::wait_on(Device& other, std::uint64_t value) {
   issued_since_arm_ = true;  // tail_ moved: a wake armed before it would come too early
 }
 
-int CudaDevice::lost_among_waited() const noexcept {
+std::uint64_t CudaDevice::other_waited_gpus() const noexcept {
   // Not this GPU's own loss: a broken context fails the query itself, and one lost by another
   // job's give-up may still run this stream's work to its end.
-  for (int j = 0; j < static_cast<int>(gpus_.gpus().size()); ++j) {
-    if ((waited_gpus_ >> j & 1) == 0 || j == ordinal_) continue;
-    gpus_.find_sticky(j);  // a failure no call of the job saw yet
-    if (gpus_.lost(j)) return j;
-  }
-  return -1;
-}
-
-CUresult CudaDevice::drain(CUstream s, std::chrono::steady_clock::time_point& stuck_since) const noexcept {
-  using Clock = std::chrono::steady_clock;
-  auto pause = std::chrono::microseconds(20);
-  for (;;) {
-    driver_.cuCtxSetCurrent(gpu_->context());  // lost_among_waited() leaves none current
-    const CUresult rc = driver_.cuStreamQuery(s);
-    if (rc != CUDA_ERROR_NOT_READY) return rc;
-    const Clock::time_point now = Clock::now();
-    if (stuck_since == Clock::time_point{}) {
-      if (lost_among_waited() >= 0) stuck_since = now;  // a lost GPU stays lost while held
-    } else if (now - stuck_since >= kLostWaitGrace) {
-      return CUDA_ERROR_NOT_READY;
-    }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(1000));
-  }
+  return waited_gpus_ & ~(1ull << ordinal_);
 }
 
 void CudaDevice::give_up(int lost) noexcept {
@@ -467,10 +440,16 @@ void CudaDevice::quiesce() {
   std::chrono::steady_clock::time_point stuck_since{};
   for (CUstream s : {stream_, wake_stream_}) {
     if (s == nullptr) continue;
-    const CUresult rc = drain(s, stuck_since);
+    const CUresult rc = wait_unless_lost(
+        gpus_, other_waited_gpus(),
+        [&] {
+          driver_.cuCtxSetCurrent(gpu_->context());  // lost_among leaves none current
+          return driver_.cuStreamQuery(s);
+        },
+        stuck_since);
     if (rc == CUDA_ERROR_NOT_READY) {
       // The wake stream waits behind the copy stream: both are given up.
-      give_up(lost_among_waited());
+      give_up(gpus_.lost_among(other_waited_gpus()));
       return;
     }
     if (rc == CUDA_SUCCESS || std::exchange(logged, true)) continue;

@@ -13,7 +13,6 @@
 
 #include <cuda.h>
 
-#include <chrono>
 #include <deque>
 #include <memory>
 #include <string>
@@ -120,16 +119,10 @@ class CudaDevice final : public Device {
   std::uint64_t waited_gpus_ = 0;   // bit j: the stream waited on GPU j's work (wait_on, wait_zeroed)
   bool given_up_ = false;           // quiesce() gave the streams up (give_up)
 
-  // Waits for stream s's work by polling it (cuStreamQuery, with growing pauses up to 1 ms), so
-  // that a stream waiting on work that can never complete is given up rather than waited on
-  // forever: CUDA_ERROR_NOT_READY once a GPU it waited on (an event of another GPU's value or
-  // zeroing, directly or through that GPU's own waits) was lost for kLostWaitGrace with the
-  // stream still not done (`stuck_since` carries that clock across the streams); the stream's
-  // result otherwise. Never throws.
-  CUresult drain(CUstream s, std::chrono::steady_clock::time_point& stuck_since) const noexcept;
-  // The first other GPU the stream waited on that is lost, or -1; asks each whether a sticky
-  // error broke it that no call saw yet (CudaGpus::find_sticky).
-  int lost_among_waited() const noexcept;
+  // The other GPUs the stream waited on (an event of another GPU's value or zeroing, directly
+  // or through that GPU's own waits): quiesce() waits for the streams by polling them
+  // (wait_unless_lost), and gives them up once one of these was lost for the grace.
+  std::uint64_t other_waited_gpus() const noexcept;
   // quiesce() gave the stream up: this GPU is lost too (its memory goes with the context, which
   // drops the stream's work), and the last armed wake is kept until the context is destroyed,
   // since a host function queued behind the stream may run until then.

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -94,18 +95,39 @@ class EmulatedCuda : public ::testing::Test {
     return why;
   }
 
+  // Has a's stream wait on value 1 of b, a copy of `bytes` into mb that will fail as it runs:
+  // the emulator holds it (until hold(0), which the caller gives once it queued what goes behind
+  // the wait; a Release made first makes sure), then GPU 1's context breaks and the wait never
+  // ends. False if a step failed.
+  bool wait_on_a_copy_that_will_fail(Device& a, Device& b, Memory& mb, const std::vector<std::byte>& bytes) {
+    std::string why;
+    emu_.hold(1);
+    emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
+    if (!b.copy_in({&mb, 0, bytes.size()}, bytes.data(), {1, bytes.size()}, why) || b.finish(1) != Completion::kLater) {
+      ADD_FAILURE() << "the copy to fail was not queued: " << why;
+      return false;
+    }
+    a.wait_on(b, 1);
+    return true;
+  }
+
   // Ends the device as the job's end does (quiesce, then let go) on a thread of its own; if that
   // does not return within 30 s, fails and ends the process (the thread is stuck in the driver:
   // nothing after this could run).
   static void end_or_exit(std::unique_ptr<CudaDevice>& d) {
-    std::promise<void> ended;
-    std::future<void> end = ended.get_future();
-    std::thread([&] {
-      d.reset();
-      ended.set_value();
+    within_30s_or_exit([&] { d.reset(); }, "the job's end waited 30 s on a stream that waits on a lost GPU's work");
+  }
+  // Runs f on a thread of its own; if it does not return within 30 s, fails with `failure` and
+  // ends the process (the thread is stuck in the driver: nothing after this could run).
+  static void within_30s_or_exit(const std::function<void()>& f, const char* failure) {
+    auto ended = std::make_shared<std::promise<void>>();
+    std::future<void> end = ended->get_future();
+    std::thread([f, ended] {
+      f();
+      ended->set_value();
     }).detach();
     if (end.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-      ADD_FAILURE() << "the job's end waited 30 s on a stream that waits on a lost GPU's work";
+      ADD_FAILURE() << failure;
       std::fflush(nullptr);
       std::_Exit(1);
     }
@@ -191,12 +213,8 @@ TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpu
   ASSERT_TRUE(ma && ma2 && mb);
   const auto bytes = test::random_bytes(4096, 49);
   std::string why;
-  emu_.hold(1);  // b's copy waits, so a's stream waits on work not yet done
   Release release{emu_};
-  emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
-  ASSERT_TRUE(b->copy_in({mb.get(), 0, 4096}, bytes.data(), {1, 4096}, why)) << why;
-  ASSERT_EQ(b->finish(1), Completion::kLater);
-  a->wait_on(*b, 1);
+  ASSERT_TRUE(wait_on_a_copy_that_will_fail(*a, *b, *mb, bytes));
   ASSERT_TRUE(a->copy({ma2.get(), 0, 4096}, {ma.get(), 0, 4096}, {1, 4096}, why)) << why;
   a->finish(1);
   emu_.hold(0);  // b's copy fails as it runs: GPU 1's context breaks, its event never completes
@@ -248,6 +266,33 @@ TEST_F(EmulatedCuda, AStreamWaitingOnAnotherGpusZeroingIsGivenUpThoughNoCallSawT
   mb.reset();
   b.reset();
   const auto bytes = test::random_bytes(4096, 50);
+  for (int ordinal : {0, 1}) {
+    auto fresh = open(ordinal);
+    EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes) << "GPU " << ordinal;
+  }
+}
+
+// Memory freed mid-job whose zeroing is queued behind a wait on a GPU lost meanwhile: the free
+// waits for the zeroing only for the grace (the wait may never end), then leaves the memory to
+// the context rather than free it under the zeroing; the job's end gives the stream up, and
+// both GPUs open afresh.
+TEST_F(EmulatedCuda, MemoryFreedMidJobWhoseZeroingWaitsOnALostGpuIsLeftToItsContextNotWaitedOnForever) {
+  auto a = open(0), b = open(1);
+  auto mb = b->allocate(4096);
+  ASSERT_TRUE(mb);
+  const auto bytes = test::random_bytes(4096, 57);
+  std::string why;
+  Release release{emu_};
+  ASSERT_TRUE(wait_on_a_copy_that_will_fail(*a, *b, *mb, bytes));
+  auto ma = a->allocate(4096);  // its zeroing queued behind the wait
+  ASSERT_TRUE(ma);
+  emu_.hold(0);  // b's copy fails as it runs: GPU 1's context breaks, its event never completes
+  ASSERT_FALSE(settle(*b, 1, why));
+  within_30s_or_exit([&] { ma.reset(); },  // the client's free, mid-job
+                     "a free waited 30 s on a zeroing behind a wait on a lost GPU's work");
+  end_or_exit(a);
+  mb.reset();
+  b.reset();
   for (int ordinal : {0, 1}) {
     auto fresh = open(ordinal);
     EXPECT_EQ(round_trip(*fresh, bytes, 1), bytes) << "GPU " << ordinal;
