@@ -111,6 +111,35 @@ class EmulatedCuda : public ::testing::Test {
     return true;
   }
 
+  // A copy from pinned staging into fresh memory of d, queued as value 2 (after value 1, the
+  // memory's zeroing, settled) and held by the emulator (hold(1): a Release made first ends
+  // it). The test gives the buffer back once the copy ran. Null if a step failed.
+  struct HeldCopy {
+    explicit HeldCopy(const CudaGpus& gpus) : staging(~0ull, std::make_shared<CudaPinning>(gpus)) {}
+    std::shared_ptr<Memory> memory;
+    StagingPool staging;
+    std::uint64_t capacity = 0;
+    HostBytes buffer;
+  };
+  std::unique_ptr<HeldCopy> hold_a_copy_from_staging(Device& d) {
+    auto c = std::make_unique<HeldCopy>(*gpus_);
+    std::string why;
+    c->memory = d.allocate(4096);
+    if (!c->memory) return nullptr;
+    d.finish(1);
+    if (!settle(d, 1, why) || !(c->buffer = c->staging.take(4096, c->capacity))) {
+      ADD_FAILURE() << "no memory, zeroing or staging for the held copy: " << why;
+      return nullptr;
+    }
+    emu_.hold(1);  // the copy from staging waits
+    if (!d.copy_in({c->memory.get(), 0, 4096}, c->buffer.get(), {1, 4096}, why)) {
+      ADD_FAILURE() << why;
+      return nullptr;
+    }
+    d.finish(2);
+    return c;
+  }
+
   // Ends the device as the job's end does (quiesce, then let go) on a thread of its own; if that
   // does not return within 30 s, fails and ends the process (the thread is stuck in the driver:
   // nothing after this could run).
@@ -304,19 +333,9 @@ TEST_F(EmulatedCuda, MemoryFreedMidJobWhoseZeroingWaitsOnALostGpuIsLeftToItsCont
 // it up and free the staging its copy still reads.
 TEST_F(EmulatedCuda, AJobsEndWaitsForItsOwnWorkOnAGpuThatAnotherJobGaveUp) {
   auto a = open(0);
-  auto m = a->allocate(4096);
-  ASSERT_TRUE(m);
-  std::string why;
-  a->finish(1);
-  ASSERT_TRUE(settle(*a, 1, why)) << why;
-  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
-  std::uint64_t capacity = 0;
-  HostBytes buffer = staging.take(4096, capacity);
-  ASSERT_TRUE(buffer);
-  emu_.hold(1);  // the copy from staging waits
   Release release{emu_};
-  ASSERT_TRUE(a->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
-  a->finish(2);
+  auto held = hold_a_copy_from_staging(*a);
+  ASSERT_TRUE(held);
   CudaGpus::Hold(*gpus_, 0).lose("another job's end gave GPU 0 up");
   std::promise<void> quiesced;
   std::future<void> done = quiesced.get_future();
@@ -333,7 +352,7 @@ TEST_F(EmulatedCuda, AJobsEndWaitsForItsOwnWorkOnAGpuThatAnotherJobGaveUp) {
     std::fflush(nullptr);
     std::_Exit(1);
   }
-  staging.give(std::move(buffer), capacity);
+  held->staging.give(std::move(held->buffer), held->capacity);
 }
 
 // A job whose first use of a GPU comes after the GPU was lost fails, saying so, and does not
@@ -521,19 +540,10 @@ TEST_F(EmulatedCuda, APeerMappingTheDriverRefusesIsNoneAndTheJobGoesOn) {
 // poll reports the value.
 TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   auto gpu = open(0);
-  auto m = gpu->allocate(4096);
-  ASSERT_TRUE(m);
-  std::string why;
-  gpu->finish(1);
-  ASSERT_TRUE(settle(*gpu, 1, why)) << why;
-  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
-  std::uint64_t capacity = 0;
-  HostBytes buffer = staging.take(4096, capacity);
-  ASSERT_TRUE(buffer);
-  emu_.hold(1);  // the copy from staging waits
   Release release{emu_};
-  ASSERT_TRUE(gpu->copy_in({m.get(), 0, 4096}, buffer.get(), {1, 4096}, why)) << why;
-  gpu->finish(2);
+  auto held = hold_a_copy_from_staging(*gpu);
+  ASSERT_TRUE(held);
+  std::string why;
   auto wake = std::make_shared<Wake>();
   gpu->arm_wake(wake);
   emu_.settle();  // whatever may run ran: a host function not ordered behind the copy did
@@ -545,7 +555,7 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   ASSERT_TRUE(gpu->poll(done, why)) << why;
   EXPECT_EQ(done, std::vector<std::uint64_t>{2}) << "the wake came before the work it was armed behind";
   gpu->quiesce();  // the copy from the buffer ended, whatever the wake did
-  staging.give(std::move(buffer), capacity);
+  held->staging.give(std::move(held->buffer), held->capacity);
 }
 
 }  // namespace

@@ -119,15 +119,14 @@ int jobs_running(const std::string& endpoint) {
   }
 }
 
-// An agent on the emulated driver whose first host-to-GPU copy fails as it runs (sticky); fills
-// and copies with a host side wait `delay_us` first, so another GPU's wait on that copy's value
-// is queued before the failure. The emulator never ends a wait on an event of a context that broke
+// An agent on the emulated driver with `gpus` GPUs whose first host-to-GPU copy fails as it runs
+// (sticky); fills and copies with a host side wait 300 ms first, so another GPU's wait on that
+// copy's value is queued before the failure. The emulator never ends a wait on an event of a context that broke
 // first, and ends the process where the agent frees or unpins memory such a wait's queued work
 // still names.
-std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* delay_us = "300000",
-                                                                     const char* gpus = "2") {
+std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* gpus = "2") {
   ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", delay_us, 1);
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
   ::setenv("RIG_EMULATED_CUDA_GPUS", gpus, 1);
   auto agent = std::make_unique<AgentProcess>(std::vector<std::string>{});
   ::unsetenv("RIG_EMULATED_CUDA_FAIL");
@@ -195,9 +194,9 @@ TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusSe
 }
 
 // The same where the work queued behind the given-up wait names the client's bytes in pinned
-// staging, a pinned host object and the lost GPU's memory: the agent keeps them until the given-up GPU's context,
-// with that work, is destroyed, rather than unpin and free the staging, or destroy the lost
-// GPU's context, under the work (the emulator ends the agent for each). Both ways round: the
+// staging, a pinned host object and the lost GPU's memory: the agent keeps them until the
+// given-up GPU's context, with that work, is destroyed, rather than unpin and free the staging,
+// or destroy the lost GPU's context, under the work (the emulator ends the agent for each). Both ways round: the
 // staging and the host object are registered in GPU 0's context, so in the given-up GPU's own
 // one way (left to it) and in the lost GPU's the other (kept pinned there), and the job's
 // devices go in id order, so the lost GPU's context would go first the second way.
@@ -243,7 +242,7 @@ TEST(GpuFailure, AWaitThroughAnotherGpuOnALostOneIsFollowedAndTheJobEndsInTheAge
   if (!on_emulated_cuda()) {
     GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
   }
-  const auto agent = agent_whose_first_copy_to_a_gpu_fails("300000", "3");
+  const auto agent = agent_whose_first_copy_to_a_gpu_fails("3");
   {
     auto job = Job::create();
     remote::Link& link = job->connect(agent->endpoint());
