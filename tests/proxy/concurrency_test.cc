@@ -237,15 +237,23 @@ void load_through(remote::Link& link, remote::Job& job, int rounds, int& exact, 
         for (auto& b : up) b = static_cast<std::byte>(rng());
         Work w;
         w.to_device(up.data(), *r, 0, n).to_host(*r, 0, down.data(), n);
+        // After a failure, bytes of a pending copy may still land in `down` (the page's stop):
+        // rig frees a destination only once stop's word shows the last value submitted.
+        const auto give_up = [&] {
+          bad.fetch_add(1);
+          d.stop();
+          spin_until([&] { return d->signaled() == d.last_value(); });
+          EXPECT_EQ(d->signaled(), d.last_value()) << "stop never wrote the last value";
+        };
         const auto s = d.submit(w);
         if (!s.ok()) {
-          bad.fetch_add(1);
+          give_up();
           return;
         }
         try {
           d.wait(s.value, 60000);
         } catch (const edge::Fault&) {
-          bad.fetch_add(1);
+          give_up();
           return;
         }
         if (fnv(up.data(), n) == fnv(down.data(), n)) ok.fetch_add(1);

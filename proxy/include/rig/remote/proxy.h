@@ -179,6 +179,8 @@ class RIG_API Proxy {
   std::uint64_t signaled() const;
   /// Returns once the word differs from `seen` (at once if it does already), after `still_ms`
   /// milliseconds, or when the job's close begins; throws edge::Fault once the job has failed.
+  /// After a Fault, bytes of a pending copy into this process's memory may still land: its
+  /// destination is the caller's again once stop's last value shows in the word.
   void sleep(std::uint64_t seen, std::uint64_t still_ms);
 
   // Stopping
