@@ -55,13 +55,14 @@ int Connection::send_combined(std::span<const iovec> iov) {
   Posted* head = posted_.load(std::memory_order_relaxed);
   do {
     me.next = head;
-    // release: publishes me to the holder's acquire exchange (flush_posted).
-  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_release, std::memory_order_relaxed));
-  // The push, then our look at the turn (try_take); a releaser does the mirror: passes the turn,
-  // then looks at posted_ (release()). Store-buffering: without a seq_cst fence on each side,
-  // both could read the old value (we see the turn held, it sees nothing posted) and the
-  // message would wait for the 200 us backstop below. Pairs with the fence in release().
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+    // release: publishes me to the holder's acquire exchange (flush_posted). seq_cst: the push,
+    // then our look at the turn (try_take's seq_cst load); a releaser does the mirror: passes
+    // the turn (seq_cst), then looks at posted_ (seq_cst, release()). Store-buffering: unless all
+    // four are seq_cst, both could read the old value (we see the turn held, it sees nothing
+    // posted) and the message would wait for the 200 us backstop below. Operations, not
+    // fences: ThreadSanitizer models seq_cst operations but not fences, and on x86 the push and
+    // the pass are locked instructions anyway.
+  } while (!posted_.compare_exchange_weak(head, &me, std::memory_order_seq_cst, std::memory_order_relaxed));
   bool spun = false;
   for (;;) {
     // acquire: pairs with flush_posted's release exchange.
@@ -99,10 +100,9 @@ void Connection::release() {
   // Whatever was posted while the turn was held: send it now if nobody else holds the turn
   // (a holder that comes later drains it on its own release).
   for (;;) {
-    // seq_cst fence after each pass: pairs with the one in send_combined (after the push,
-    // before its try_take), so that a poster that saw the turn held has its push seen here.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (posted_.load(std::memory_order_relaxed) == nullptr || !turn_.try_take()) return;
+    // seq_cst after each seq_cst pass: pairs with send_combined's seq_cst push and try_take's
+    // seq_cst load, so that a poster that saw the turn held has its push seen here.
+    if (posted_.load(std::memory_order_seq_cst) == nullptr || !turn_.try_take()) return;
     flush_posted();
     turn_.pass();
   }

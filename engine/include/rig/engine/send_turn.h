@@ -24,8 +24,12 @@ class SendTurn {
 
   // Takes the turn only if nobody holds it or waits for it. Never blocks.
   bool try_take() {
-    // acquire: as take(); pairs with pass()'s release.
-    std::uint32_t now = serving_.load(std::memory_order_acquire);
+    // acquire: as take(); pairs with pass()'s release. seq_cst, not only acquire: a combining
+    // poster's seq_cst push then this load, against a releaser's seq_cst pass() then its seq_cst
+    // look at what was posted, is a store-buffering pair (Connection::send_combined/release);
+    // with all four seq_cst, one side sees the other. On x86 and ARMv8 a seq_cst load costs what
+    // an acquire load does.
+    std::uint32_t now = serving_.load(std::memory_order_seq_cst);
     std::uint32_t expected = now;
     // acquire on success: the ticket is ours and the previous holder's sends happened-before.
     return next_.compare_exchange_strong(expected, now + 1, std::memory_order_acquire,
@@ -35,7 +39,9 @@ class SendTurn {
   // Hands the turn to the next ticket.
   void pass() {
     // release: publishes everything this holder did to the next holder's acquire in take().
-    serving_.fetch_add(1, std::memory_order_release);
+    // seq_cst: the store-buffering pair of try_take() (a read-modify-write, as locked as the
+    // release one).
+    serving_.fetch_add(1, std::memory_order_seq_cst);
     serving_.notify_all();
   }
 
