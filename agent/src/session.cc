@@ -112,9 +112,11 @@ bool Session::run() {
     job_->wake = std::make_shared<Wake>();
     job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
       if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
-      if (!job_->executor.poll(fault_)) return -ECANCELED;
-      return job_->outbox.flush() ? 0 : -EPIPE;
+      return report_completed();
     });
+    // Polling mode (--poll-us): the reader's spin asks the devices too, each try, so a GPU's
+    // completion is reported while the reader spins rather than once the spin is over.
+    job_->reader.set_spin_poll([this] { return report_completed(); });
     job_->reader.set_wake(job_->wake->fd(), [this] {
       job_->executor.arm_wakes(job_->wake);
       return 0;
@@ -149,6 +151,11 @@ bool Session::run() {
   gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
   gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
   return true;
+}
+
+int Session::report_completed() {
+  if (!job_->executor.poll(fault_)) return -ECANCELED;
+  return job_->outbox.flush() ? 0 : -EPIPE;
 }
 
 bool Session::serve(std::string& why) {

@@ -64,6 +64,9 @@ class Session {
   };
   // Reads and answers the client's messages until the job closes (true) or fails (why).
   bool serve(std::string& why);
+  // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
+  // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
+  int report_completed();
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);

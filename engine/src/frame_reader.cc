@@ -100,6 +100,9 @@ long FrameReader::spin(Room room) {
     const long got = socket_.recv_ready(buffer_.get() + end_, room());
     if (got != -EAGAIN) return got;
     bump(counters_.spin_reads, 1);
+    if (on_spin_) {
+      if (const int rc = on_spin_(); rc != 0) return rc;
+    }
     if (clock::now() >= until) return got;
   }
 }

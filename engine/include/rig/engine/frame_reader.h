@@ -61,6 +61,10 @@ class FrameReader {
   // sleeps only after that. Each try is a system call; the CPU it burns is the price of not
   // being woken (counted: Counters::spin_reads). 0 (the default): no spin.
   void set_spin_us(int us) { spin_us_ = us; }
+  // For an owner whose work completes while the reader waits (a GPU's stream): called at each
+  // try of the spin that found no byte, so the owner acts on what completed while the reader
+  // spins, not only once the spin is over. A non-zero return (-errno) ends the read with it.
+  void set_spin_poll(std::function<int()> poll) { on_spin_ = std::move(poll); }
 
   // Idle watch: while the reader waits for bytes, it calls on_idle(silent_ms) every
   // interval_ms with how long the stream has been silent; a non-zero return (-errno) ends the
@@ -151,6 +155,7 @@ class FrameReader {
   int idle_interval_ms_ = -1;
   int spin_us_ = 0;
   std::function<int(std::int64_t)> on_idle_;
+  std::function<int()> on_spin_;
   int wake_fd_ = -1;  // set_wake: ends the idle watch's waits early
   std::function<int()> arm_;
   std::size_t gather_bytes_ = 0;  // 0: no gathering

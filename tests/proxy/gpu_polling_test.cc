@@ -1,0 +1,76 @@
+// Polling mode on an agent whose devices are GPUs: a GPU completes work in the background, so
+// the session's spin (rig-agent --poll-us) asks the devices at each try and reports a
+// completion while it spins, not once the spin is over (docs/TUNING.md, "Polling mode"). Runs
+// where the agent's devices are GPUs (RIG_TEST_DEVICES=cuda: ctest's proxy_tests_emulated_cuda,
+// or scripts/gpu-check on a GPU host); elsewhere it skips, saying why.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent_process.h"
+#include "random_bytes.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+#include "rig/remote/link.h"
+
+namespace rig::test {
+namespace {
+
+using harness::Driven;
+using harness::Work;
+using remote::Job;
+
+bool agent_devices_are_gpus() {
+  const char* devices = std::getenv("RIG_TEST_DEVICES");
+  return devices != nullptr && std::string(devices) == "cuda";
+}
+
+// Whether the word of `dev` reaches `value` within `ms` milliseconds.
+bool reached_within(Driven& dev, std::uint64_t value, std::uint64_t ms) {
+  try {
+    dev.wait(value, ms);
+    return true;
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+}
+
+TEST(GpuPolling, AnAgentThatSpinsReportsAGpusCompletionWhileItSpinsNotAfter) {
+  if (!agent_devices_are_gpus()) {
+    GTEST_SKIP() << "skipped: needs the agent's devices on GPUs (RIG_TEST_DEVICES=cuda; ctest -R "
+                    "proxy_tests_emulated_cuda)";
+  }
+  // Each read that finds nothing spins a second: the client sends nothing while it waits for a
+  // report, so a report held until the spin is over would come a second late, twice the bound.
+  AgentProcess agent({"--poll-us", "1000000"});
+  auto job = Job::create();
+  remote::LinkOptions options;
+  options.poll_us = 0;  // the agent's spin is the one under test
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, 4096);
+  ASSERT_TRUE(region);
+  for (int round = 0; round < 3; ++round) {
+    const auto up = random_bytes(64, 70 + round);
+    std::vector<std::byte> down(64);
+    Work w;
+    w.to_device(up.data(), *region, 0, 64).to_host(*region, 0, down.data(), 64);
+    const std::uint64_t v = gpu.run(w);
+    const bool in_time = reached_within(gpu, v, 500);
+    EXPECT_TRUE(in_time) << "round " << round << ": the GPU's completion waited for the agent's spin to end";
+    if (!in_time) gpu.wait(v, 10000);  // the bytes land in `down` before it goes
+    EXPECT_EQ(down, up) << "round " << round;
+  }
+  const auto status = nlohmann::json::parse(link.agent_status());
+  EXPECT_GT(status["job"]["spin_reads"].get<std::uint64_t>(), 0u) << "the agent did not spin";
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+}
+
+}  // namespace
+}  // namespace rig::test
