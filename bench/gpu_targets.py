@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Issue 10's targets from one GPU check's results (scripts/gpu-check writes them):
 rig-bench-cuda.json and rig-bench-sim.json (rig-bench --quick with the agent's devices on CUDA
-and on simulated devices, the same run) and landing.json (rig-gpu-landing on GPU 0).
+and on simulated devices, the same run) and landing.json (rig-gpu-landing on GPU 0); for
+information, rig-bench-cuda-poll.json and rig-bench-sim-poll.json (the tiny handovers with the
+polling mode on both ends, RIG_POLL_US).
 
   bench/gpu_targets.py RESULTS
 
@@ -67,12 +69,26 @@ def main():
     else:
         print("tiny handover p50 on a GPU: not judged (a figure is missing)")
 
+    # Information: the same bound with both ends polling (the agent then learns a GPU's
+    # completion by cuEventQuery as it spins, not by the host function's wake).
+    cuda_poll = load(os.path.join(results, "rig-bench-cuda-poll.json"))
+    sim_poll = load(os.path.join(results, "rig-bench-sim-poll.json"))
+    c, s = figure(cuda_poll, "handover_rtt_p50"), figure(sim_poll, "handover_rtt_p50")
+    if c and s and tiny:
+        print(f"(information) with the polling mode on both ends: tiny handover p50 on a GPU {c:.1f} us, "
+              f"simulated {s:.1f} us; the same bound {s:.1f} + 1.5 x {tiny:.1f} = {s + 1.5 * tiny:.1f} us")
+
     keys = ("bytes", "h2d_pinned_gbs", "h2d_pageable_gbs", "d2h_pinned_gbs", "d2h_pageable_gbs", "d2d_gbs",
             "tiny_h2d_sync_p50_us", "register_ms")
     if landing and all(k in landing for k in keys):
         print("landing (GPU 0, {bytes} B): h2d pinned {h2d_pinned_gbs:.1f} / pageable {h2d_pageable_gbs:.1f} GB/s, "
               "d2h pinned {d2h_pinned_gbs:.1f} / pageable {d2h_pageable_gbs:.1f} GB/s, d2d {d2d_gbs:.0f} GB/s, "
               "64 B h2d + sync p50 {tiny_h2d_sync_p50_us:.1f} us, registering {register_ms:.2f} ms".format(**landing))
+    if landing and "tiny_h2d_host_function_p50_us" in landing:
+        print("64 B h2d learned done (GPU 0), p50 / p99: synchronised {tiny_h2d_sync_p50_us:.1f} / "
+              "{tiny_h2d_sync_p99_us:.1f} us, event polled {tiny_h2d_event_poll_p50_us:.1f} / "
+              "{tiny_h2d_event_poll_p99_us:.1f} us, host function's wake {tiny_h2d_host_function_p50_us:.1f} / "
+              "{tiny_h2d_host_function_p99_us:.1f} us".format(**landing))
     return 0
 
 

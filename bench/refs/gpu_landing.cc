@@ -6,13 +6,22 @@
 //   and from pageable host memory;
 //   device -> device of --d2d-bytes (1 GiB) within the GPU (cuMemcpyAsync of device memory);
 //   a 64-byte host -> device copy and its synchronisation: p50 and p99 over --count;
+//   the same copy learned done the two ways rig-agent learns a GPU's completion: an event
+//   recorded behind it and polled with cuEventQuery until ready (what the agent's polling mode
+//   does), and a host function queued behind it that writes an eventfd the thread sleeps on
+//   (cuLaunchHostFunc: the agent's wake while it waits for its client); p50 and p99 of each;
 //   registering --bytes of host memory (cuMemHostRegister, then unregister).
 // Prints JSON on stdout and a summary on stderr. Without a usable GPU: "skipped: no GPU (why)"
 // on stderr and exit 77.
 #include <CLI/CLI.hpp>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -34,6 +43,12 @@ using Clock = std::chrono::steady_clock;
 // Throws with the driver's name and message of a failed call.
 void ok(const CudaDriver& d, const char* call, CUresult rc) {
   if (rc != CUDA_SUCCESS) throw std::runtime_error(d.error(call, rc));
+}
+
+// A host function: writes 1 to the eventfd its argument names (as the agent's wake does).
+void CUDA_CB post_eventfd(void* fd) {
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(*static_cast<const int*>(fd), &one, sizeof one);
 }
 
 // Page-aligned host memory, touched (so that the pageable copies do not time page faults).
@@ -89,6 +104,32 @@ class Gpu {
     return static_cast<double>(n) / rig::bench::percentile(s, 50) / 1e9;
   }
 
+  // Seconds of one copy of `n` bytes learned done by polling an event recorded behind it.
+  double time_copy_polled(CUdeviceptr dst, CUdeviceptr src, std::size_t n, CUevent e) {
+    const auto t0 = Clock::now();
+    ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
+    ok(d_, "cuEventRecord", d_.cuEventRecord(e, stream_));
+    CUresult rc;
+    while ((rc = d_.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) {
+    }
+    ok(d_, "cuEventQuery", rc);
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  // Seconds of one copy of `n` bytes learned done from a host function behind it that writes
+  // `event_fd`, which this thread reads (sleeping until it is written).
+  // The host function reads `event_fd` before it writes it, so the caller's int may go once
+  // the read here returned.
+  double time_copy_woken(CUdeviceptr dst, CUdeviceptr src, std::size_t n, const int& event_fd) {
+    const auto t0 = Clock::now();
+    ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
+    ok(d_, "cuLaunchHostFunc", d_.cuLaunchHostFunc(stream_, post_eventfd, const_cast<int*>(&event_fd)));
+    std::uint64_t count = 0;
+    if (::read(event_fd, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) {
+      throw std::runtime_error("read of the host function's eventfd failed");
+    }
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
   const CudaDriver& driver() const { return d_; }
   CUdeviceptr a() const { return a_; }
   CUdeviceptr b() const { return b_; }
@@ -101,6 +142,19 @@ class Gpu {
 };
 
 CUdeviceptr host_ptr(const HostBuffer& h) { return reinterpret_cast<CUdeviceptr>(h.data); }
+
+// Microseconds of `count` tiny copies timed by `once` (after 100 not counted): p50 and p99 into
+// j[key + "_p50_us"] and j[key + "_p99_us"].
+template <class Once>
+void tiny_figure(nlohmann::json& j, const std::string& key, int count, Once once) {
+  std::vector<double> us;
+  for (int i = 0; i < count + 100; ++i) {
+    const double s = once();
+    if (i >= 100) us.push_back(s * 1e6);
+  }
+  j[key + "_p50_us"] = rig::bench::percentile(us, 50);
+  j[key + "_p99_us"] = rig::bench::percentile(us, 99);
+}
 
 }  // namespace
 
@@ -148,25 +202,31 @@ int main(int argc, char** argv) {
     j["d2h_pinned_gbs"] = gpu.rate(host_ptr(pinned), gpu.a(), bytes, reps);
     j["d2h_pageable_gbs"] = gpu.rate(host_ptr(pageable), gpu.a(), bytes, reps);
     j["d2d_gbs"] = gpu.rate(gpu.b(), gpu.a(), d2d_bytes, reps);
-    std::vector<double> tiny;
-    for (int i = 0; i < count + 100; ++i) {
-      const double s = gpu.time_copy(gpu.a(), host_ptr(pinned), 64);
-      if (i >= 100) tiny.push_back(s * 1e6);
-    }
-    j["tiny_h2d_sync_p50_us"] = rig::bench::percentile(tiny, 50);
-    j["tiny_h2d_sync_p99_us"] = rig::bench::percentile(tiny, 99);
+    tiny_figure(j, "tiny_h2d_sync", count, [&] { return gpu.time_copy(gpu.a(), host_ptr(pinned), 64); });
+    CUevent e = nullptr;
+    ok(d, "cuEventCreate", d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    tiny_figure(j, "tiny_h2d_event_poll", count,
+                [&] { return gpu.time_copy_polled(gpu.a(), host_ptr(pinned), 64, e); });
+    d.cuEventDestroy(e);
+    const int event_fd = ::eventfd(0, EFD_CLOEXEC);
+    if (event_fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+    tiny_figure(j, "tiny_h2d_host_function", count,
+                [&] { return gpu.time_copy_woken(gpu.a(), host_ptr(pinned), 64, event_fd); });
+    ::close(event_fd);
     ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
 
     std::cout << j.dump(2) << "\n";
     std::fprintf(stderr,
                  "rig-gpu-landing: %s (%s), driver %s: h2d %.1f GB/s pinned, %.1f pageable; d2h %.1f pinned, %.1f "
                  "pageable (%zu MiB); d2d %.0f GB/s (%zu MiB); 64 B h2d + sync p50 %.1f us, p99 %.1f us; "
-                 "registering %zu MiB %.2f ms\n",
+                 "+ event polled p50 %.1f us; + host function's wake p50 %.1f us; registering %zu MiB %.2f ms\n",
                  j["gpu"].get<std::string>().c_str(), j["arch"].get<std::string>().c_str(),
                  j["driver"].get<std::string>().c_str(), j["h2d_pinned_gbs"].get<double>(),
                  j["h2d_pageable_gbs"].get<double>(), j["d2h_pinned_gbs"].get<double>(),
                  j["d2h_pageable_gbs"].get<double>(), bytes >> 20, j["d2d_gbs"].get<double>(), d2d_bytes >> 20,
-                 j["tiny_h2d_sync_p50_us"].get<double>(), j["tiny_h2d_sync_p99_us"].get<double>(), bytes >> 20,
+                 j["tiny_h2d_sync_p50_us"].get<double>(), j["tiny_h2d_sync_p99_us"].get<double>(),
+                 j["tiny_h2d_event_poll_p50_us"].get<double>(), j["tiny_h2d_host_function_p50_us"].get<double>(),
+                 bytes >> 20,
                  register_ms);
     return 0;
   } catch (const std::exception& e) {
