@@ -11,9 +11,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MIB64 = 64 << 20
 
 
-def run(cuda, sim, landing):
+def run(cuda, sim, landing, cuda_poll=None, sim_poll=None):
     with tempfile.TemporaryDirectory() as d:
-        for name, doc in (("rig-bench-cuda.json", cuda), ("rig-bench-sim.json", sim), ("landing.json", landing)):
+        for name, doc in (("rig-bench-cuda.json", cuda), ("rig-bench-sim.json", sim), ("landing.json", landing),
+                          ("rig-bench-cuda-poll.json", cuda_poll), ("rig-bench-sim-poll.json", sim_poll)):
             if doc is not None:
                 with open(os.path.join(d, name), "w") as f:
                     json.dump(doc, f)
@@ -49,6 +50,11 @@ def main():
     # No landing figures: the two targets that need them are not judged.
     partial = run(bench(9.1, 9.1, 810.0, 38.9), sim, None)
     assert verdicts(partial).count("not judged") == 2, partial
+    # The polling mode's figures: information beside the targets, with the same bound.
+    polled = run(bench(9.1, 9.1, 810.0, 38.9), sim, LANDING, bench(9.1, 9.1, 810.0, 20.0), bench(10.0, 10.0, 5.0, 12.0))
+    assert verdicts(polled) == ["met"] * 4, polled
+    info = polled.get("(information) with the polling mode on both ends", "")
+    assert "on a GPU 20.0 us, simulated 12.0 us" in info and "12.0 + 1.5 x 6.0 = 21.0 us" in info, polled
     print("gpu_targets_test: the bounds are judged as the issue states them")
     return 0
 
