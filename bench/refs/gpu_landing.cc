@@ -45,11 +45,23 @@ void ok(const CudaDriver& d, const char* call, CUresult rc) {
   if (rc != CUDA_SUCCESS) throw std::runtime_error(d.error(call, rc));
 }
 
-// A host function: writes 1 to the eventfd its argument names (as the agent's wake does).
+// A host function: writes 1 to the eventfd its argument is (the fd by value, as the agent's
+// wake does).
 void CUDA_CB post_eventfd(void* fd) {
   const std::uint64_t one = 1;
-  [[maybe_unused]] const ssize_t n = ::write(*static_cast<const int*>(fd), &one, sizeof one);
+  [[maybe_unused]] const ssize_t n = ::write(static_cast<int>(reinterpret_cast<std::intptr_t>(fd)), &one, sizeof one);
 }
+
+// An eventfd, closed when it goes.
+struct EventFd {
+  EventFd() : fd(::eventfd(0, EFD_CLOEXEC)) {
+    if (fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+  }
+  ~EventFd() { ::close(fd); }
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  int fd;
+};
 
 // Page-aligned host memory, touched (so that the pageable copies do not time page faults).
 struct HostBuffer {
@@ -117,12 +129,11 @@ class Gpu {
   }
   // Seconds of one copy of `n` bytes learned done from a host function behind it that writes
   // `event_fd`, which this thread reads (sleeping until it is written).
-  // The host function reads `event_fd` before it writes it, so the caller's int may go once
-  // the read here returned.
-  double time_copy_woken(CUdeviceptr dst, CUdeviceptr src, std::size_t n, const int& event_fd) {
+  double time_copy_woken(CUdeviceptr dst, CUdeviceptr src, std::size_t n, int event_fd) {
     const auto t0 = Clock::now();
     ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
-    ok(d_, "cuLaunchHostFunc", d_.cuLaunchHostFunc(stream_, post_eventfd, const_cast<int*>(&event_fd)));
+    ok(d_, "cuLaunchHostFunc",
+       d_.cuLaunchHostFunc(stream_, post_eventfd, reinterpret_cast<void*>(static_cast<std::intptr_t>(event_fd))));
     std::uint64_t count = 0;
     if (::read(event_fd, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) {
       throw std::runtime_error("read of the host function's eventfd failed");
@@ -182,6 +193,9 @@ int main(int argc, char** argv) {
   }
   try {
     const CudaDriver& d = gpus->driver();
+    // Before the Gpu, so closed after its destructor synchronised the stream: a host function
+    // still queued when a read failed writes it before it is closed.
+    const EventFd wake;
     Gpu gpu(*gpus, std::max(bytes, d2d_bytes));
     HostBuffer pageable(bytes), pinned(bytes);
 
@@ -208,11 +222,8 @@ int main(int argc, char** argv) {
     tiny_figure(j, "tiny_h2d_event_poll", count,
                 [&] { return gpu.time_copy_polled(gpu.a(), host_ptr(pinned), 64, e); });
     d.cuEventDestroy(e);
-    const int event_fd = ::eventfd(0, EFD_CLOEXEC);
-    if (event_fd < 0) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
     tiny_figure(j, "tiny_h2d_host_function", count,
-                [&] { return gpu.time_copy_woken(gpu.a(), host_ptr(pinned), 64, event_fd); });
-    ::close(event_fd);
+                [&] { return gpu.time_copy_woken(gpu.a(), host_ptr(pinned), 64, wake.fd); });
     ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
 
     std::cout << j.dump(2) << "\n";

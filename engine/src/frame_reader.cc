@@ -101,7 +101,9 @@ long FrameReader::spin(Room room) {
     if (got != -EAGAIN) return got;
     bump(counters_.spin_reads, 1);
     if (on_spin_) {
-      if (const int rc = on_spin_(); rc != 0) return rc;
+      // Any non-zero return ends the read with an error (-EAGAIN or a positive one would read as
+      // "no byte yet" or a count).
+      if (const int rc = on_spin_(); rc != 0) return rc < 0 && rc != -EAGAIN ? rc : -EIO;
     }
     if (clock::now() >= until) return got;
   }

@@ -100,7 +100,8 @@ class Connection {
   std::unique_ptr<Socket> socket_;
   Counters& counters_;
   SendTurn turn_;
-  // Treiber stack of posted messages. Push: release (the Posted is written); the turn holder
+  // Treiber stack of posted messages. Push: seq_cst (the Posted is written, and the push is one
+  // side of the store-buffering pair with release(): send_combined says why); the turn holder
   // takes the whole stack with an acquire exchange.
   alignas(64) std::atomic<Posted*> posted_{nullptr};
   std::vector<iovec> combined_iov_;  // only the turn holder touches it (ordered by the turn)

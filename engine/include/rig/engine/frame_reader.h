@@ -63,7 +63,8 @@ class FrameReader {
   void set_spin_us(int us) { spin_us_ = us; }
   // For an owner whose work completes while the reader waits (a GPU's stream): called at each
   // try of the spin that found no byte, so the owner acts on what completed while the reader
-  // spins, not only once the spin is over. A non-zero return (-errno) ends the read with it.
+  // spins, not only once the spin is over. A non-zero return (-errno) ends the read with it
+  // (-EIO for one that is not a -errno other than -EAGAIN).
   void set_spin_poll(std::function<int()> poll) { on_spin_ = std::move(poll); }
 
   // Idle watch: while the reader waits for bytes, it calls on_idle(silent_ms) every

@@ -27,8 +27,8 @@ class SendTurn {
     // acquire: as take(); pairs with pass()'s release. seq_cst, not only acquire: a combining
     // poster's seq_cst push then this load, against a releaser's seq_cst pass() then its seq_cst
     // look at what was posted, is a store-buffering pair (Connection::send_combined/release);
-    // with all four seq_cst, one side sees the other. On x86 and ARMv8 a seq_cst load costs what
-    // an acquire load does.
+    // with all four seq_cst, one side sees the other. On x86 a seq_cst load costs what an
+    // acquire load does.
     std::uint32_t now = serving_.load(std::memory_order_seq_cst);
     std::uint32_t expected = now;
     // acquire on success: the ticket is ours and the previous holder's sends happened-before.
