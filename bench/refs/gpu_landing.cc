@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_gpus.h"
@@ -101,11 +102,37 @@ class Gpu {
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
 
-  // Seconds of one copy of `n` bytes and its synchronisation.
-  double time_copy(CUdeviceptr dst, CUdeviceptr src, std::size_t n) {
+  // How a timed copy is learned done: its synchronisation, an event polled, a host function.
+  enum class Done { kSynchronised, kEventPolled, kHostFunction };
+  // Seconds of one copy of `n` bytes until it is learned done as `done` says. kEventPolled
+  // records `event` behind it and polls it; kHostFunction queues a host function behind it that
+  // writes `event_fd`, which this thread reads (sleeping until it is written).
+  double time_copy(CUdeviceptr dst, CUdeviceptr src, std::size_t n, Done done = Done::kSynchronised,
+                   CUevent event = nullptr, int event_fd = -1) {
     const auto t0 = Clock::now();
     ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
-    ok(d_, "cuStreamSynchronize", d_.cuStreamSynchronize(stream_));
+    switch (done) {
+      case Done::kSynchronised:
+        ok(d_, "cuStreamSynchronize", d_.cuStreamSynchronize(stream_));
+        break;
+      case Done::kEventPolled: {
+        ok(d_, "cuEventRecord", d_.cuEventRecord(event, stream_));
+        CUresult rc;
+        while ((rc = d_.cuEventQuery(event)) == CUDA_ERROR_NOT_READY) {
+        }
+        ok(d_, "cuEventQuery", rc);
+        break;
+      }
+      case Done::kHostFunction: {
+        void* fd = reinterpret_cast<void*>(static_cast<std::intptr_t>(event_fd));
+        ok(d_, "cuLaunchHostFunc", d_.cuLaunchHostFunc(stream_, post_eventfd, fd));
+        std::uint64_t count = 0;
+        if (::read(event_fd, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) {
+          throw std::runtime_error("read of the host function's eventfd failed");
+        }
+        break;
+      }
+    }
     return std::chrono::duration<double>(Clock::now() - t0).count();
   }
   // GB/s of the median of `reps` copies (after one not timed).
@@ -114,31 +141,6 @@ class Gpu {
     std::vector<double> s;
     for (int i = 0; i < reps; ++i) s.push_back(time_copy(dst, src, n));
     return static_cast<double>(n) / rig::bench::percentile(s, 50) / 1e9;
-  }
-
-  // Seconds of one copy of `n` bytes learned done by polling an event recorded behind it.
-  double time_copy_polled(CUdeviceptr dst, CUdeviceptr src, std::size_t n, CUevent e) {
-    const auto t0 = Clock::now();
-    ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
-    ok(d_, "cuEventRecord", d_.cuEventRecord(e, stream_));
-    CUresult rc;
-    while ((rc = d_.cuEventQuery(e)) == CUDA_ERROR_NOT_READY) {
-    }
-    ok(d_, "cuEventQuery", rc);
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  // Seconds of one copy of `n` bytes learned done from a host function behind it that writes
-  // `event_fd`, which this thread reads (sleeping until it is written).
-  double time_copy_woken(CUdeviceptr dst, CUdeviceptr src, std::size_t n, int event_fd) {
-    const auto t0 = Clock::now();
-    ok(d_, "cuMemcpyAsync", d_.cuMemcpyAsync(dst, src, n, stream_));
-    ok(d_, "cuLaunchHostFunc",
-       d_.cuLaunchHostFunc(stream_, post_eventfd, reinterpret_cast<void*>(static_cast<std::intptr_t>(event_fd))));
-    std::uint64_t count = 0;
-    if (::read(event_fd, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) {
-      throw std::runtime_error("read of the host function's eventfd failed");
-    }
-    return std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
   const CudaDriver& driver() const { return d_; }
@@ -216,14 +218,14 @@ int main(int argc, char** argv) {
     j["d2h_pinned_gbs"] = gpu.rate(host_ptr(pinned), gpu.a(), bytes, reps);
     j["d2h_pageable_gbs"] = gpu.rate(host_ptr(pageable), gpu.a(), bytes, reps);
     j["d2d_gbs"] = gpu.rate(gpu.b(), gpu.a(), d2d_bytes, reps);
-    tiny_figure(j, "tiny_h2d_sync", count, [&] { return gpu.time_copy(gpu.a(), host_ptr(pinned), 64); });
     CUevent e = nullptr;
     ok(d, "cuEventCreate", d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
-    tiny_figure(j, "tiny_h2d_event_poll", count,
-                [&] { return gpu.time_copy_polled(gpu.a(), host_ptr(pinned), 64, e); });
+    for (const auto& [key, done] : {std::pair{"tiny_h2d_sync", Gpu::Done::kSynchronised},
+                                    std::pair{"tiny_h2d_event_poll", Gpu::Done::kEventPolled},
+                                    std::pair{"tiny_h2d_host_function", Gpu::Done::kHostFunction}}) {
+      tiny_figure(j, key, count, [&] { return gpu.time_copy(gpu.a(), host_ptr(pinned), 64, done, e, wake.fd); });
+    }
     d.cuEventDestroy(e);
-    tiny_figure(j, "tiny_h2d_host_function", count,
-                [&] { return gpu.time_copy_woken(gpu.a(), host_ptr(pinned), 64, wake.fd); });
     ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
 
     std::cout << j.dump(2) << "\n";

@@ -63,8 +63,7 @@ bool round_trip(const std::string& endpoint, std::uint32_t device = 1) {
 }
 
 TEST(GpuFailure, AStickyErrorFailsEveryJobUsingTheGpuWithTheDriversWordsNotOneThatNeverDidAndTheGpuServesAgainOnceTheyEnded) {
-  const char* devices = std::getenv("RIG_TEST_DEVICES");
-  if (devices == nullptr || std::string(devices) != "cuda" || !emulated_cuda()) {
+  if (!agent_devices_are_gpus() || !emulated_cuda()) {
     GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
   }
   // The agent's first host-to-GPU copy fails as it runs, with a sticky error (armed in this
@@ -121,9 +120,9 @@ int jobs_running(const std::string& endpoint) {
 
 // An agent on the emulated driver with `gpus` GPUs whose first host-to-GPU copy fails as it runs
 // (sticky); fills and copies with a host side wait 300 ms first, so another GPU's wait on that
-// copy's value is queued before the failure. The emulator never ends a wait on an event of a context that broke
-// first, and ends the process where the agent frees or unpins memory such a wait's queued work
-// still names.
+// copy's value is queued before the failure. The emulator never ends a wait on an event of a
+// context that broke first, and ends the process where the agent frees or unpins memory such a
+// wait's queued work still names.
 std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* gpus = "2") {
   ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
   ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
@@ -163,10 +162,7 @@ void expect_the_job_ended_and_both_gpus_serve(AgentProcess& agent, std::uint32_t
   EXPECT_TRUE(agent.alive());
 }
 
-bool on_emulated_cuda() {
-  const char* devices = std::getenv("RIG_TEST_DEVICES");
-  return devices != nullptr && std::string(devices) == "cuda" && emulated_cuda();
-}
+bool on_emulated_cuda() { return agent_devices_are_gpus() && emulated_cuda(); }
 
 TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusServeAgain) {
   if (!on_emulated_cuda()) {
@@ -196,10 +192,10 @@ TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusSe
 // The same where the work queued behind the given-up wait names the client's bytes in pinned
 // staging, a pinned host object and the lost GPU's memory: the agent keeps them until the
 // given-up GPU's context, with that work, is destroyed, rather than unpin and free the staging,
-// or destroy the lost GPU's context, under the work (the emulator ends the agent for each). Both ways round: the
-// staging and the host object are registered in GPU 0's context, so in the given-up GPU's own
-// one way (left to it) and in the lost GPU's the other (kept pinned there), and the job's
-// devices go in id order, so the lost GPU's context would go first the second way.
+// or destroy the lost GPU's context, under the work (the emulator ends the agent for each).
+// Both ways round: the staging and the host object are registered in GPU 0's context, so in the
+// given-up GPU's own one way (left to it) and in the lost GPU's the other (kept pinned there),
+// and the job's devices go in id order, so the lost GPU's context would go first the second way.
 TEST(GpuFailure, WorkQueuedBehindAGivenUpWaitKeepsTheStagingAndMemoryItNamesUntilItsGpuIsGone) {
   if (!on_emulated_cuda()) {
     GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";

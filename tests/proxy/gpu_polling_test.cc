@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,11 +25,6 @@ namespace {
 using harness::Driven;
 using harness::Work;
 using remote::Job;
-
-bool agent_devices_are_gpus() {
-  const char* devices = std::getenv("RIG_TEST_DEVICES");
-  return devices != nullptr && std::string(devices) == "cuda";
-}
 
 TEST(GpuPolling, AnAgentThatSpinsReportsAGpusCompletionWhileItSpinsNotAfter) {
   if (!agent_devices_are_gpus()) {

@@ -89,6 +89,11 @@ std::vector<std::string> agent_command(const std::vector<std::string>& args, con
 
 }  // namespace
 
+bool agent_devices_are_gpus() {
+  const char* kind = std::getenv("RIG_TEST_DEVICES");
+  return kind != nullptr && std::string(kind) == "cuda";
+}
+
 engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
 
 AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {

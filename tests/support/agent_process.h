@@ -49,4 +49,8 @@ class AgentProcess {
 // The path of the built rig-agent.
 std::string agent_path();
 
+// Whether the agents the tests start open the machine's GPUs (RIG_TEST_DEVICES=cuda: the proxy
+// suite on CUDA, on a GPU host or on the emulated driver).
+bool agent_devices_are_gpus();
+
 }  // namespace rig::test
