@@ -23,10 +23,11 @@ class BadClient : public ::testing::Test {
     ASSERT_TRUE(agent_.alive());
     auto job = remote::Job::create();
     remote::Link& link = job->connect(agent_.endpoint());
+    std::vector<std::byte> down(4096);
     harness::Driven dev(link, 1);
     auto region = dev->alloc(edge::Memory::kDevice, 4096);
     ASSERT_TRUE(region);
-    std::vector<std::byte> up(4096, std::byte{7}), down(4096);
+    std::vector<std::byte> up(4096, std::byte{7});
     harness::Work w;
     w.to_device(up.data(), *region, 0, 4096).to_host(*region, 0, down.data(), 4096);
     dev.wait(dev.run(w));

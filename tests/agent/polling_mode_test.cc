@@ -25,10 +25,10 @@ using remote::Job;
 
 // Round trips through device 1 (one proxy per link), so that both readers wait for bytes.
 void round_trips(remote::Link& link, int n) {
+  std::byte buf[64]{};
   harness::Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(r.has_value());
-  std::byte buf[64]{};
   for (int i = 0; i < n; ++i) {
     harness::Work w;
     w.to_host(*r, 0, buf, sizeof buf);

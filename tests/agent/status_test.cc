@@ -62,10 +62,10 @@ TEST(StatusQuery, TheAgentAnswersWithItsVersionJobsBytesAndEveryThreadsFigures) 
   remote::Link& link = job->connect(agent.endpoint());
   ASSERT_TRUE(link.agent_status_supported());
   {  // some work first, so the job's counters and the session thread's figures move
+    std::byte buf[64]{};
     harness::Driven dev(link, 1);
     auto r = dev->alloc(edge::Memory::kDevice, 4096);
     ASSERT_TRUE(r.has_value());
-    std::byte buf[64]{};
     harness::Work w;
     w.to_host(*r, 0, buf, sizeof buf);
     dev.wait(dev.run(w));
@@ -116,10 +116,11 @@ TEST(StatusQuery, BytesThatCrossTheStripesCountOnce) {
     o.stripe_min_bytes = 64 * 1024;
     remote::Link& link = job->connect(agent.endpoint(), o);
     ASSERT_EQ(link.stripes(), 2u);
+    std::vector<std::byte> down(kBytes);
     harness::Driven dev(link, 1);
     auto r = dev->alloc(edge::Memory::kDevice, kBytes);
     ASSERT_TRUE(r.has_value());
-    std::vector<std::byte> up(kBytes, std::byte{7}), down(kBytes);
+    std::vector<std::byte> up(kBytes, std::byte{7});
     harness::Work w;
     w.to_device(up.data(), *r, 0, kBytes).to_host(*r, 0, down.data(), kBytes);
     dev.wait(dev.run(w));

@@ -14,6 +14,7 @@
 #include "agent_process.h"
 #include "in_namespace.h"
 #include "process_facts.h"
+#include "run_and_wait.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 
@@ -118,7 +119,7 @@ class Bystander {
     std::vector<std::byte> bytes(4096, std::byte{0x42}), back(4096);
     Work w;
     w.to_device(bytes.data(), *region_, 0, 4096).to_host(*region_, 0, back.data(), 4096);
-    dev_.wait(dev_.run(w));
+    run_and_wait(dev_, w);
     if (job_->failed()) return job_->fault_text();
     return back == bytes ? "" : "the bytes came back changed";
   }

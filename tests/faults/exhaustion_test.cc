@@ -80,6 +80,7 @@ TEST(Exhaustion, NoThreadForAConnectionRefusesItWithTheReasonAndTheAgentServesOn
   AgentProcess agent({"--secret-file", secret.path()}, false,
                      {"prlimit", "--nproc=" + nproc, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
   auto first = remote::Job::create();
+  std::vector<std::byte> back(4096);
   Driven dev(first->connect(agent.endpoint()), 1);
   try {
     remote::Job::create()->connect(agent.endpoint());
@@ -90,7 +91,7 @@ TEST(Exhaustion, NoThreadForAConnectionRefusesItWithTheReasonAndTheAgentServesOn
   // The job that has its thread is served on.
   const auto region = dev->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(region);
-  std::vector<std::byte> bytes(4096, std::byte{1}), back(4096);
+  std::vector<std::byte> bytes(4096, std::byte{1});
   Work w;
   w.to_device(bytes.data(), *region, 0, 4096).to_host(*region, 0, back.data(), 4096);
   dev.wait(dev.run(w));
@@ -105,11 +106,12 @@ TEST(Exhaustion, AnAllocPastTheAgentsMemoryIsNoneAndTheAgentServesOn) {
   // 1 GiB of address space, devices that promise 8 GiB: the allocator, not the budget, refuses.
   AgentProcess agent({"--device-budget", std::to_string(8ull << 30)}, false, {"prlimit", "--as=" + std::to_string(1ull << 30)});
   auto job = remote::Job::create();
+  std::vector<std::byte> back(16u << 20);
   Driven dev(job->connect(agent.endpoint()), 1);
   EXPECT_FALSE(dev->alloc(edge::Memory::kDevice, 4ull << 30)) << "an alloc past the agent's memory got a region";
   const auto region = dev->alloc(edge::Memory::kDevice, 16u << 20);
   ASSERT_TRUE(region) << "the agent refused a small alloc after a failed large one";
-  std::vector<std::byte> bytes(16u << 20, std::byte{9}), back(16u << 20);
+  std::vector<std::byte> bytes(16u << 20, std::byte{9});
   Work w;
   w.to_device(bytes.data(), *region, 0, bytes.size()).to_host(*region, 0, back.data(), back.size());
   dev.wait(dev.run(w));

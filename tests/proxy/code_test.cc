@@ -135,12 +135,13 @@ TEST_F(Code, PrepareStartsOnceAndTheNextEntryAnswersAsIfItMadeIt) {
 }
 
 TEST_F(Code, AProgramRunsOnTheRemoteHostAndItsResultComesBackExact) {
+  constexpr std::size_t kWords = 100000;
+  std::vector<std::uint32_t> c(kWords, 0);
   Driven host(*link_, 0);
   const remote::Image img = load(host, kAdd);
   const auto e = host->entry(img, "add");
   ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
-  constexpr std::size_t kWords = 100000;
-  std::vector<std::uint32_t> a(kWords), b(kWords), c(kWords, 0);
+  std::vector<std::uint32_t> a(kWords), b(kWords);
   std::mt19937 rng(5);
   for (auto& x : a) x = rng();
   for (auto& x : b) x = rng();
@@ -160,6 +161,7 @@ TEST_F(Code, AProgramRunsOnTheRemoteHostAndItsResultComesBackExact) {
 }
 
 TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
+  std::uint32_t after_two = 0, after_three = 0;
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
   const auto e = host->entry(img, "counter");
@@ -168,7 +170,6 @@ TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
   auto r = host->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
   const std::uint32_t zero[16] = {};
-  std::uint32_t after_two = 0, after_three = 0;
   const auto id = static_cast<std::uint32_t>(r->id);
   Work w;
   w.to_device(zero, *r, 0, 64, RIG_QUEUE_COPY)
@@ -183,13 +184,13 @@ TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
 }
 
 TEST_F(Code, UnloadIsSentAfterEarlierWork) {
+  std::uint32_t out = 7;
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
   const auto e = host->entry(img, "counter");
   ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
   auto r = host->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  std::uint32_t out = 7;
   const std::uint32_t zero[16] = {};
   Work w;
   w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
@@ -225,6 +226,7 @@ TEST_F(Code, TheHostsRefusalIsTheVerifiersOwnReason) {
 }
 
 TEST_F(Code, AfterEntryALaunchAllocatesNothingEvenWithTheBudgetExhausted) {
+  std::uint32_t out = 0;
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
   const auto e = host->entry(img, "scratchy");  // makes the launch's 4 KiB of scratch
@@ -238,7 +240,6 @@ TEST_F(Code, AfterEntryALaunchAllocatesNothingEvenWithTheBudgetExhausted) {
   }
   ASSERT_FALSE(host->alloc(edge::Memory::kDevice, 64));
   const std::uint32_t seven[16] = {7};
-  std::uint32_t out = 0;
   Work w;
   w.to_device(seven, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
                                        {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
@@ -254,6 +255,7 @@ TEST_F(Code, AnUnloadAfterAnOldHostProxysStopTouchesNothingOfTheNewOne) {
     old_image = load(old, kCounter);
     ASSERT_TRUE(std::holds_alternative<edge::Entry>(old->entry(*old_image, "counter")));
     old.stop();
+    std::uint32_t out = 9;
     Driven fresh(*link_, 0);  // the old one handed nothing over: the account is free again
     const remote::Image img = load(fresh, kCounter);
     const auto e = fresh->entry(img, "counter");
@@ -262,7 +264,6 @@ TEST_F(Code, AnUnloadAfterAnOldHostProxysStopTouchesNothingOfTheNewOne) {
     auto r = fresh->alloc(edge::Memory::kDevice, 64);
     ASSERT_TRUE(r);
     const std::uint32_t zero[16] = {};
-    std::uint32_t out = 9;
     Work w;
     w.to_device(zero, *r, 0, 64).words(img.id, std::get<edge::Entry>(e).function,
                                         {static_cast<std::uint32_t>(r->id)}).to_host(*r, 0, &out, 4);
@@ -295,6 +296,7 @@ TEST_F(Code, NoMemoryMakesNothingAndUnloadGivesBackWhatEntryMade) {
 }
 
 TEST_F(Code, TheAgentKeepsAnUnloadedImageForWorkSubmittedBefore) {
+  std::uint32_t out = 0;
   Driven host(*link_, 0), gate(*link_, 1);
   const remote::Image img = load(host, kCounter);
   const auto e = host->entry(img, "counter");
@@ -306,7 +308,6 @@ TEST_F(Code, TheAgentKeepsAnUnloadedImageForWorkSubmittedBefore) {
   Work fill;
   fill.to_device(zero, *r, 0, 64);
   host.wait(host.run(fill));
-  std::uint32_t out = 0;
   Work held;  // pending on the agent until gate's value 1
   held.wait(gate.word(), 1, 1)
       .words(img.id, std::get<edge::Entry>(e).function, {static_cast<std::uint32_t>(r->id)})

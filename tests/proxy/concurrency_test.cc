@@ -25,6 +25,7 @@ std::uint64_t fnv(const std::byte* p, std::size_t n) {
 TEST_F(Concurrency, ProxiesSubmitOnTheirOwnThreadsWhileOthersAllocFreeAndSleep) {
   RIG_NEED_DEVICES(*link_, 3);
   constexpr int kProxies = 3, kRounds = 60;
+  std::vector<std::vector<std::byte>> downs(kProxies);  // each submitter's destination: outlives devs
   std::vector<std::unique_ptr<Driven>> devs;
   for (int i = 1; i <= kProxies; ++i) devs.push_back(std::make_unique<Driven>(*link_, i));
   Driven host(*link_, 0);
@@ -44,7 +45,9 @@ TEST_F(Concurrency, ProxiesSubmitOnTheirOwnThreadsWhileOthersAllocFreeAndSleep) 
       try {
         for (int k = 0; k < kRounds; ++k) {
           const std::size_t n = (rng() % (1 << 18) + 1) * 4;
-          std::vector<std::byte> up(n), down(n);
+          std::vector<std::byte> up(n);
+          std::vector<std::byte>& down = downs[i];
+          down.assign(n, std::byte{0});
           for (auto& b : up) b = static_cast<std::byte>(rng());
           Work w;
           w.to_device(up.data(), *r, 0, n).to_host(*r, 0, down.data(), n);
@@ -186,11 +189,12 @@ TEST_F(Concurrency, ImageEntryPrepareUnloadMapPeerAndStopRunWhileAnotherProxySub
     // taken), then on links of their own, while the others run.
     for (int k = 0; !done.load(std::memory_order_acquire) || k < 3; ++k) {
       remote::Link& link = k == 0 ? *link_ : job_->connect(agent_->endpoint());
+      std::vector<std::byte> down(4096);
       Driven d(link, 3);
       auto r = d->alloc(edge::Memory::kDevice, 4096);
       note(r.has_value());
       if (!r) continue;
-      std::vector<std::byte> up(4096, static_cast<std::byte>(k + 1)), down(4096);
+      std::vector<std::byte> up(4096, static_cast<std::byte>(k + 1));
       Work w;
       w.to_device(up.data(), *r, 0, 4096).to_host(*r, 0, down.data(), 4096);
       const std::uint64_t v = d.run(w);

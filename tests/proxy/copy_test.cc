@@ -11,6 +11,7 @@
 #include "agent_process.h"
 #include "fixture.h"
 #include "random_bytes.h"
+#include "run_and_wait.h"
 #include "rig/engine/socket.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
@@ -28,7 +29,7 @@ std::pair<std::vector<std::byte>, std::vector<std::byte>> read_back(Driven& dev,
   std::vector<std::byte> got_x(n), got_y(n);
   Work back;
   back.to_host(x, 0, got_x.data(), n).to_host(y, 0, got_y.data(), n);
-  dev.wait(dev.run(back));
+  run_and_wait(dev, back);
   return {std::move(got_x), std::move(got_y)};
 }
 
@@ -57,11 +58,11 @@ class CopyTest : public ::testing::TestWithParam<engine::Backend> {
 
 TEST_P(CopyTest, SixtyFourMiBRoundTripIsExact) {
   constexpr std::size_t kBytes = 64u << 20;
+  std::vector<std::byte> down(kBytes, std::byte{0});
   Driven dev(*link_, 1);
   const auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region.has_value());
   const std::vector<std::byte> up = random_bytes(kBytes, 7);
-  std::vector<std::byte> down(kBytes, std::byte{0});
 
   Work w1;
   w1.to_device(up.data(), *region, 0, kBytes);
@@ -78,11 +79,11 @@ TEST_P(CopyTest, SixtyFourMiBRoundTripIsExact) {
 
 TEST_P(CopyTest, AByteCrossesTheLinkOnce) {
   constexpr std::size_t kBytes = 8u << 20;
+  std::vector<std::byte> down(kBytes);
   Driven dev(*link_, 1);
   const auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region.has_value());
   const std::vector<std::byte> up = random_bytes(kBytes, 9);
-  std::vector<std::byte> down(kBytes);
   const std::uint64_t sent0 = link_->counters().bytes_sent.load();
   const std::uint64_t recv0 = link_->counters().bytes_received.load();
   Work w;
@@ -99,6 +100,7 @@ TEST_P(CopyTest, AByteCrossesTheLinkOnce) {
 
 TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
   constexpr std::size_t kBytes = 16u << 20;
+  std::vector<std::byte> down;
   Driven dev(*link_, 1);
   auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region);
@@ -108,7 +110,7 @@ TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
   dev.wait(dev.run(w1));
   for (std::uint64_t rows : {1ull, 256ull}) {  // contiguous, and strided rows
     const std::uint64_t pitch = rows == 1 ? kBytes : 2 * kBytes / rows;
-    std::vector<std::byte> down(rows == 1 ? kBytes : 2 * kBytes);
+    down.assign(rows == 1 ? kBytes : 2 * kBytes, std::byte{0});
     const std::uint64_t copied0 = link_->counters().payload_bytes_copied.load();
     const std::uint64_t direct0 = link_->counters().payload_bytes_direct.load();
     Work w;
@@ -125,11 +127,11 @@ TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
 TEST_P(CopyTest, StridedRowsLandInTheirRows) {
   RIG_NEED_DEVICES(*link_, 2);
   constexpr std::uint64_t kRows = 1024, kRow = 4096, kPitch = 8192;
+  std::vector<std::byte> down(kRows * kPitch, std::byte{0x5a});
   Driven dev(*link_, 2);
   const auto region = dev->alloc(edge::Memory::kDevice, kRows * kPitch);
   ASSERT_TRUE(region.has_value());
   const std::vector<std::byte> up = random_bytes(kRows * kPitch, 11);
-  std::vector<std::byte> down(kRows * kPitch, std::byte{0x5a});
   Work w;
   w.copy(rig_copy{host_side(up.data()), region_side(*region, 0), kRows, kRow, kPitch, kPitch});
   w.copy(rig_copy{region_side(*region, 0), host_side(down.data()), kRows, kRow, kPitch, kPitch});
@@ -145,12 +147,12 @@ TEST_P(CopyTest, StridedRowsLandInTheirRows) {
 
 TEST_P(CopyTest, DeviceToDeviceOnTheAgent) {
   constexpr std::size_t kBytes = 1u << 20;
+  std::vector<std::byte> down(kBytes);
   Driven a(*link_, 1);
   const auto src = a->alloc(edge::Memory::kDevice, kBytes);
   const auto dst = a->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(src && dst);
   const auto up = random_bytes(kBytes, 3);
-  std::vector<std::byte> down(kBytes);
   Work w;
   w.to_device(up.data(), *src, 0, kBytes).between(*src, 0, *dst, 0, kBytes).to_host(*dst, 0, down.data(), kBytes);
   a.wait(a.run(w));

@@ -17,6 +17,7 @@
 #include "emulated_cuda.h"
 #include "fixture.h"
 #include "random_bytes.h"
+#include "run_and_wait.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
@@ -43,7 +44,7 @@ bool round_trip(Driven& dev) {
     std::vector<std::byte> down(4096);
     Work w;
     w.to_device(up.data(), *region, 0, 4096).to_host(*region, 0, down.data(), 4096);
-    dev.wait(dev.run(w), 10000);
+    run_and_wait(dev, w, 10000);
     return down == up;
   } catch (const std::exception&) {
     return false;

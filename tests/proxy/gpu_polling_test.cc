@@ -43,6 +43,7 @@ TEST(GpuPolling, AnAgentThatSpinsReportsAGpusCompletionWhileItSpinsNotAfter) {
   remote::LinkOptions options;
   options.poll_us = 0;  // the agent's spin is the one under test
   remote::Link& link = job->connect(agent.endpoint(), options);
+  std::vector<std::byte> down;
   Driven gpu(link, 1);
   auto region = gpu->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(region);
@@ -50,7 +51,7 @@ TEST(GpuPolling, AnAgentThatSpinsReportsAGpusCompletionWhileItSpinsNotAfter) {
   auto fastest = std::chrono::steady_clock::duration::max();
   for (int round = 0; round < 3; ++round) {
     const auto up = random_bytes(64, 70 + round);
-    std::vector<std::byte> down(64);
+    down.assign(64, std::byte{0});
     Work w;
     w.to_device(up.data(), *region, 0, 64).to_host(*region, 0, down.data(), 64);
     const auto start = std::chrono::steady_clock::now();

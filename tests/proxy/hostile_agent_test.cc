@@ -410,10 +410,10 @@ TEST(HostileAgent, AnAgentThatStopsInsideABytesPayloadFailsTheJobWithinTheSilenc
   options.keepalive_ms = 100;
   options.silence_ms = 300;
   remote::Link& link = job->connect(agent.endpoint(), options);
+  std::vector<std::byte> here(64, std::byte{0xaa});
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(region);
-  std::vector<std::byte> here(64, std::byte{0xaa});
   Work w;
   w.to_host(*region, 0, here.data(), 64);
   const auto t0 = std::chrono::steady_clock::now();
@@ -432,6 +432,7 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   options.silence_ms = 5000;
   options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 3});  // every send takes at most 3 bytes: a ping is 16
   remote::Link& link = job->connect(agent.endpoint(), options);
+  std::vector<std::byte> down(64);
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(region);
@@ -439,7 +440,7 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   // would leave the agent a garbled frame, and it would fail the job.
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   ASSERT_FALSE(job->failed()) << job->fault_text();
-  std::vector<std::byte> up(64, std::byte{5}), down(64);
+  std::vector<std::byte> up(64, std::byte{5});
   Work w;
   w.to_device(up.data(), *region, 0, 64).to_host(*region, 0, down.data(), 64);
   dev.wait(dev.run(w));

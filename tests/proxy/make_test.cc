@@ -160,11 +160,12 @@ TEST_F(Make, AFreeAfterAnOldProxysStopTouchesNothingOfTheNewOne) {
     ASSERT_TRUE(old_region);
     old.stop();
     // rig may free after stop; here it frees after a new proxy of the account was made.
+    std::vector<std::byte> down(4096);
     Driven fresh(*link_, 2);
     auto r = fresh->alloc(edge::Memory::kDevice, 4096);
     ASSERT_TRUE(r);
     EXPECT_FALSE(fresh->alloc(edge::Memory::kDevice, 8192));  // the old region holds the rest
-    std::vector<std::byte> up(4096, std::byte{9}), down(4096);
+    std::vector<std::byte> up(4096, std::byte{9});
     old->free(*old_region);
     Work w;
     w.to_device(up.data(), *r, 0, 4096).to_host(*r, 0, down.data(), 4096);

@@ -82,11 +82,12 @@ TEST_F(Memory, FreeOfTheWordSendsNothing) {
 
 TEST_F(Memory, FreeComesAfterEarlierWorkAndTheAgentKeepsTheMemoryForIt) {
   RIG_NEED_DEVICES(*link_, 2);
+  std::vector<std::byte> down(1 << 20);
   Driven a(*link_, 1), b(*link_, 2);
   auto src = a->alloc(edge::Memory::kDevice, 1 << 20);
   auto gate = b->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(src && gate);
-  std::vector<std::byte> up(1 << 20), down(1 << 20);
+  std::vector<std::byte> up(1 << 20);
   for (std::size_t i = 0; i < up.size(); ++i) up[i] = static_cast<std::byte>(i * 7);
   Work fill;
   fill.to_device(up.data(), *src, 0, up.size());
@@ -167,6 +168,7 @@ TEST_F(Memory, MapPeerIsNoneWhereTheAgentCannotMap) {
 
 TEST_F(Memory, AMappingKeepsTheMemoryUntilItIsFreedAndFreeingItLeavesTheOriginal) {
   RIG_NEED_DEVICES(*link_, 2);
+  std::vector<std::byte> down(4096), down2(4096);
   Driven a(*link_, 1), b(*link_, 2);
   auto rb = b->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(rb);
@@ -175,7 +177,7 @@ TEST_F(Memory, AMappingKeepsTheMemoryUntilItIsFreedAndFreeingItLeavesTheOriginal
   ASSERT_TRUE(m1 && m2);
   auto m3 = b->map_peer(a.proxy(), *m1);  // a mapping of a mapping
   ASSERT_TRUE(m3);
-  std::vector<std::byte> up(4096, std::byte{0x5e}), down(4096), down2(4096);
+  std::vector<std::byte> up(4096, std::byte{0x5e});
   Work wb;
   wb.to_device(up.data(), *rb, 0, 4096);
   b.wait(b.run(wb));
@@ -257,13 +259,14 @@ TEST_F(Memory, AWordMapsAsItself) {
 
 TEST_F(Memory, MapPeerMakesANewObjectOverTheSameMemory) {
   RIG_NEED_DEVICES(*link_, 2);
+  std::vector<std::byte> down(4096);
   Driven a(*link_, 1), b(*link_, 2);
   auto rb = b->alloc(edge::Memory::kDevice, 4096);
   ASSERT_TRUE(rb);
   auto m = a->map_peer(b.proxy(), *rb);
   ASSERT_TRUE(m);
   EXPECT_NE(m->id, rb->id);
-  std::vector<std::byte> up(4096, std::byte{0x3c}), down(4096);
+  std::vector<std::byte> up(4096, std::byte{0x3c});
   Work wb;
   wb.to_device(up.data(), *rb, 0, 4096);
   b.wait(b.run(wb));

@@ -65,11 +65,12 @@ void count_hook(Point point, std::uint32_t) {
 class ReceivePath : public AgentSuite {};
 
 TEST_F(ReceivePath, DoneReportsAndBytesIntoHereAllocateNothingOnceWarm) {
-  Driven dev(*link_, 1);
   constexpr std::size_t kLarge = 1u << 20;  // above LinkCore::kZeroCopyBytes: received in place
+  std::vector<std::byte> small(4096), strided(64 * 256), large(kLarge);
+  Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 2 * kLarge);
   ASSERT_TRUE(r);
-  std::vector<std::byte> pattern(2 * kLarge), small(4096), strided(64 * 256), large(kLarge);
+  std::vector<std::byte> pattern(2 * kLarge);
   for (std::size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<std::byte>(i * 7 + 3);
   Work fill;
   fill.to_device(pattern.data(), *r, 0, pattern.size());

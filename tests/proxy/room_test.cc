@@ -48,10 +48,11 @@ TEST_F(Room, TravellingWaitsAreMergedPerDeviceKeepingTheLargestValue) {
 }
 
 TEST_F(Room, AZeroByteCopyFitsAndSendsNothing) {
+  std::vector<std::byte> down(64);
   Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  std::vector<std::byte> here(64, std::byte{3}), down(64);
+  std::vector<std::byte> here(64, std::byte{3});
   Work empty;  // zero rows from here, zero-byte rows into here: both fit, neither is sent
   empty.copy(rig_copy{harness::host_side(here.data()), harness::region_side(*r, 0), 0, 64, 64, 64})
       .copy(rig_copy{harness::region_side(*r, 0), harness::host_side(down.data()), 1, 0, 0, 0});
@@ -109,8 +110,9 @@ TEST_F(Room, TheRemainingDeviationsAreNever) {
 // could never have it. room says RIG_NEVER; a submit that goes on anyway fails with the reason
 // (it does not wait for ever) and the job goes on. Exactly that many run and land.
 TEST_F(Room, MoreCopiesIntoHereThanAHandoverHoldsAreNeverAndExactlySoManyLand) {
-  Driven dev(*link_, 1);
   constexpr std::uint32_t kMost = remote::Proxy::kMaxCopiesIntoHere;
+  std::vector<std::uint8_t> back(kMost + 1, 0);
+  Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, kMost);
   ASSERT_TRUE(r);
   std::vector<std::uint8_t> pattern(kMost);
@@ -118,7 +120,6 @@ TEST_F(Room, MoreCopiesIntoHereThanAHandoverHoldsAreNeverAndExactlySoManyLand) {
   Work fill;
   fill.to_device(pattern.data(), *r, 0, kMost);
   dev.run(fill);
-  std::vector<std::uint8_t> back(kMost + 1, 0);
   Work most;  // one byte each
   for (std::uint32_t i = 0; i < kMost; ++i) most.to_host(*r, i, &back[i], 1);
   ASSERT_EQ(dev.room(most), RIG_FITS);

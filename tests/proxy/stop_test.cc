@@ -84,10 +84,10 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueOnlyAsItsBytesLand) {
   });
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> buf(256);
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 256);
   ASSERT_TRUE(r);
-  std::vector<std::byte> buf(256);
   Work w;
   w.to_host(*r, 0, buf.data(), 256);
   const std::uint64_t v = dev.run(w);
@@ -119,10 +119,10 @@ TEST(Stop, WithACopyPendingTheWordTakesTheLastValueWhenTheReceivingThreadEnds) {
   });
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> buf(64, std::byte{1});
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  std::vector<std::byte> buf(64, std::byte{1});
   Work w;
   w.to_host(*r, 0, buf.data(), 64);
   const std::uint64_t v = dev.run(w);
@@ -142,10 +142,10 @@ TEST(Stop, AfterTheReceivingThreadEndedTheWordTakesTheLastValueAtOnce) {
   });
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> buf(64);
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  std::vector<std::byte> buf(64);
   Work w;
   w.to_host(*r, 0, buf.data(), 64);
   const std::uint64_t v = dev.run(w);
@@ -209,10 +209,11 @@ TEST(Stop, StopRacingTheLastBytesLeavesTheWordAtTheLastValueWithTheBytesExact) {
   for (int round = 0; round < 30; ++round) {
     auto job = remote::Job::create();
     remote::Link& link = job->connect(agent.endpoint());
+    std::vector<std::byte> down(1 << 16);
     Driven dev(link, 1);
     auto r = dev->alloc(edge::Memory::kDevice, 1 << 16);
     ASSERT_TRUE(r);
-    std::vector<std::byte> up(1 << 16, static_cast<std::byte>(round + 1)), down(1 << 16);
+    std::vector<std::byte> up(1 << 16, static_cast<std::byte>(round + 1));
     Work w;
     w.to_device(up.data(), *r, 0, up.size()).to_host(*r, 0, down.data(), down.size());
     const std::uint64_t v = dev.run(w);

@@ -13,6 +13,7 @@
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
 #include "random_bytes.h"
+#include "run_and_wait.h"
 
 namespace rig::test {
 using namespace rig::harness;
@@ -56,7 +57,7 @@ class StripeTest : public ::testing::TestWithParam<engine::Backend> {
     dev.wait(dev.run(w1));
     Work w2;
     w2.copy(rig_copy{region_side(*region, 0), host_side(down.data()), rows, row_bytes, row_bytes, pitch});
-    dev.wait(dev.run(w2));
+    run_and_wait(dev, w2);
     for (std::uint64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(0, std::memcmp(up.data() + r * pitch, down.data() + r * pitch, row_bytes)) << "row " << r;
       for (std::uint64_t i = row_bytes; i < pitch; ++i) {
@@ -184,11 +185,11 @@ TEST(StripeGrant, AnAgentWithoutStripesGrantsNoneAndCopiesStillWork) {
   o.stripes = 3;
   remote::Link& link = job->connect(agent.endpoint(), o);
   EXPECT_EQ(link.stripes(), 0u);
+  std::vector<std::byte> down(2u << 20);
   Driven dev(link, 1);
   const auto region = dev->alloc(edge::Memory::kDevice, 2u << 20);
   ASSERT_TRUE(region.has_value());
   const auto up = random_bytes(2u << 20, 2);
-  std::vector<std::byte> down(2u << 20);
   Work w;
   w.to_device(up.data(), *region, 0, 2u << 20);
   w.to_host(*region, 0, down.data(), 2u << 20);

@@ -120,12 +120,13 @@ TEST_F(Submit, WaitsOnOtherWordsWaitHereBeforeSending) {
 }
 
 TEST_F(Submit, ACopyFromHereWaitsUntilTheEarlierCopyIntoHereLanded) {
-  Driven dev(*link_, 1);
   constexpr std::size_t kBytes = 8u << 20;
+  std::vector<std::byte> bounce(kBytes, std::byte{0}), out(kBytes);
+  Driven dev(*link_, 1);
   auto src = dev->alloc(edge::Memory::kDevice, kBytes);
   auto dst = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(src && dst);
-  std::vector<std::byte> pattern(kBytes), bounce(kBytes, std::byte{0}), out(kBytes);
+  std::vector<std::byte> pattern(kBytes);
   for (std::size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<std::byte>(i * 13 + 1);
   Work up;
   up.to_device(pattern.data(), *src, 0, kBytes);
@@ -165,11 +166,12 @@ TEST_F(Submit, ACopyFromHereWaitsHereForTheWaitsOfTheLinksProxies) {
 }
 
 TEST_F(Submit, TheSourceBytesAreReadBeforeSubmitReturns) {
-  Driven dev(*link_, 1);
   constexpr std::size_t kBytes = 16u << 20;
+  std::vector<std::byte> out(kBytes);
+  Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(r);
-  std::vector<std::byte> src(kBytes), out(kBytes);
+  std::vector<std::byte> src(kBytes);
   // Several rounds, each with its own pattern: a send that returned while the kernel still read
   // the caller's memory (the tail of the message, still queued on the socket) has one chance
   // per round to carry the overwritten bytes.
@@ -244,6 +246,7 @@ TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
   options.staging.allocate = [](std::size_t) -> void* { return nullptr; };
   options.staging.release = [](void*) {};
   remote::Link& link = job_->connect(agent_->endpoint(), options);
+  std::vector<std::byte> down(1 << 20);
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 1 << 20);
   ASSERT_TRUE(r);
@@ -257,7 +260,6 @@ TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
   EXPECT_EQ(link.counters().bytes_sent.load(), before);  // nothing of it was sent
   EXPECT_FALSE(job_->failed());
   // Rows end to end need no packing: they still go, in place.
-  std::vector<std::byte> down(1 << 20);
   Work flat;
   flat.to_device(buf.data(), *r, 0, 1 << 20).to_host(*r, 0, down.data(), 1 << 20);
   dev.wait(dev.run(flat));

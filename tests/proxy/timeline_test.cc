@@ -185,10 +185,10 @@ TEST(TimelineFake, DoneReportsOfOneWordThatComeTogetherRaiseItOnceToTheHighest) 
   });
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  std::array<std::byte, 8 * kValues> here{};
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  std::array<std::byte, 8 * kValues> here{};
   std::uint64_t last = 0;
   for (int i = 0; i < kValues; ++i) {
     Work w;
@@ -309,13 +309,13 @@ struct LastWrite {
 // 1's word holds a (or after ten million looks) and device 2's word holds b.
 LastWrite stop_one_with_a_copy_pending(remote::Link& link, std::atomic<bool>& stopped) {
   LastWrite seen;
+  std::array<std::byte, 8> here{};
   Driven one(link, 1), two(link, 2);
   auto r1 = one->alloc(edge::Memory::kDevice, 64);
   auto r2 = two->alloc(edge::Memory::kDevice, 64);
   if (!r1 || !r2) throw std::runtime_error("the fake agent refused an alloc");
   Work w2, w1;
   w2.between(*r2, 0, *r2, 0, 64);
-  std::array<std::byte, 8> here{};
   w1.to_host(*r1, 0, here.data(), here.size());
   seen.b = two.run(w2);
   seen.a = one.run(w1);
@@ -424,10 +424,11 @@ TEST_F(Timeline, AReaderThatSeesVSeesEveryByteOfValuesUpToV) {
   // Many values, each copying a distinct pattern into its own slice; a reader thread loads the
   // word with acquire and checks every slice of every value it covers.
   constexpr std::size_t kValues = 200, kSlice = 4096;
+  std::vector<std::byte> down(kValues * kSlice, std::byte{0});
   Driven dev(*link_, 1);
   auto r = dev->alloc(edge::Memory::kDevice, kValues * kSlice);
   ASSERT_TRUE(r);
-  std::vector<std::byte> up(kValues * kSlice), down(kValues * kSlice, std::byte{0});
+  std::vector<std::byte> up(kValues * kSlice);
   for (std::size_t i = 0; i < up.size(); ++i) up[i] = static_cast<std::byte>((i / kSlice) + 1);
   Work fill;
   fill.to_device(up.data(), *r, 0, up.size());

@@ -13,6 +13,7 @@
 #include "link_core.h"
 #include "agent_process.h"
 #include "random_bytes.h"
+#include "run_and_wait.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/connection.h"
 #include "rig/engine/staging_pool.h"
@@ -60,7 +61,7 @@ class ZeroCopyTest : public ::testing::TestWithParam<Case> {
     Work w;
     w.copy(rig_copy{host_side(up.data()), region_side(region, 0), rows, row, pitch, pitch});
     w.copy(rig_copy{region_side(region, 0), host_side(down.data()), rows, row, pitch, pitch});
-    dev.wait(dev.run(w));
+    run_and_wait(dev, w);
     for (std::uint64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(0, std::memcmp(up.data() + r * pitch, down.data() + r * pitch, row)) << "row " << r;
       ASSERT_EQ(down[r * pitch + row], std::byte{0x5a}) << "gap of row " << r << " was written";
@@ -76,11 +77,11 @@ class ZeroCopyTest : public ::testing::TestWithParam<Case> {
 
 TEST_P(ZeroCopyTest, ContiguousCopiesBothWaysLandExact) {
   constexpr std::size_t kBytes = 16u << 20;
+  std::vector<std::byte> down(kBytes);
   Driven dev(*link_, 1);
   const auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region.has_value());
   const auto up = random_bytes(kBytes, 41);
-  std::vector<std::byte> down(kBytes);
   const std::uint64_t zc0 = counters().zc_sends.load();
   Work w;
   w.to_device(up.data(), *region, 0, kBytes).to_host(*region, 0, down.data(), kBytes);
