@@ -73,11 +73,20 @@ void CudaPinning::pin(std::byte* p, std::uint64_t bytes) noexcept {
     if (rc != CUDA_ERROR_INVALID_CONTEXT && !cuda_error_is_sticky(rc)) break;
   }
   // Copies from it still work, by the driver's pageable path (slower, synchronous with the
-  // stream's earlier work).
+  // stream's earlier work). The operator is told once per job (the GPU's copies are then several
+  // times slower); the rest at debug.
   try {
-    spdlog::debug("{} bytes of host memory left unpinned: {}", bytes,
-                  rc == CUDA_ERROR_INVALID_CONTEXT ? std::string("every GPU is lost")
-                                                   : gpus_.driver().error("cuMemHostRegister", rc));
+    const std::string why = rc == CUDA_ERROR_INVALID_CONTEXT ? std::string("every GPU is lost")
+                                                             : gpus_.driver().error("cuMemHostRegister", rc);
+    if (!said_unpinned_) {
+      said_unpinned_ = true;
+      spdlog::warn("{} bytes of host memory left unpinned ({}): the job's copies between it and its GPUs take the "
+                   "driver's pageable path, slower and waiting for the stream's earlier work; further ones of this "
+                   "job at debug",
+                   bytes, why);
+    } else {
+      spdlog::debug("{} bytes of host memory left unpinned: {}", bytes, why);
+    }
   } catch (...) {  // a message not logged
   }
 }

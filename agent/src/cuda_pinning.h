@@ -48,6 +48,7 @@ class CudaPinning final : public HostPinning {
   // session thread, and after the job by the release of work a GPU gave up that names the
   // staging (CudaGpus::keep_until_destroyed, which releases one at a time).
   std::unordered_map<std::byte*, int> pinned_;
+  bool said_unpinned_ = false;  // the operator was told this job left memory unpinned
 };
 
 }  // namespace rig::agent

@@ -3,6 +3,8 @@
 // Runs as ctest agent_tests_emulated_cuda; elsewhere (no emulator, a real GPU) each test skips,
 // saying so. What holds on every device, GPUs included, is the Device conformance suite's.
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #if defined(RIG_CUDA)
 
@@ -10,12 +12,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <future>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -500,6 +504,68 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
     EXPECT_EQ(std::vector<std::byte>(buffer.get(), buffer.get() + n), bytes);
     staging.give(std::move(buffer), capacity);
   }
+}
+
+// The agent's log at warn and above, captured while it lives (the default logger restored after).
+class WarningsLog {
+ public:
+  WarningsLog() : previous_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_));
+    logger->set_level(spdlog::level::warn);
+    spdlog::set_default_logger(logger);
+  }
+  ~WarningsLog() { spdlog::set_default_logger(previous_); }
+  // How many lines hold `words`.
+  int lines_with(const std::string& words) const {
+    std::istringstream in(text_.str());
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += line.find(words) != std::string::npos ? 1 : 0;
+    return n;
+  }
+  std::string text() const { return text_.str(); }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// A buffer the driver refuses to pin is used unpinned: its copies take the driver's pageable
+// path and land exact, and the operator is told once per job why its GPU's copies are slower.
+TEST_F(EmulatedCuda, StagingTheDriverRefusesToPinIsUsedUnpinnedAndTheOperatorIsToldOncePerJob) {
+  AgentConfig config;
+  config.device_kind = DeviceKind::kCuda;
+  config.device_budget = 8 << 20;
+  auto devices = open_devices(config);
+  ASSERT_GE(devices.size(), 2u);
+  Device& gpu = *devices[1];
+  WarningsLog log;
+  StagingPool staging(~0ull, host_pinning(config));
+  std::uint64_t value = 0;
+  for (int buffer = 0; buffer < 2; ++buffer) {
+    SCOPED_TRACE(buffer);
+    emu_.fail("cuMemHostRegister", 1, CUDA_ERROR_OUT_OF_MEMORY, 0);
+    const std::uint64_t n = 4096u << buffer;  // a new buffer each time, not the spare
+    const auto bytes = test::random_bytes(n, 60 + buffer);
+    std::uint64_t capacity = 0;
+    HostBytes staged = staging.take(n, capacity);
+    ASSERT_TRUE(staged);
+    std::copy(bytes.begin(), bytes.end(), staged.get());
+    auto on_gpu = gpu.allocate(n);
+    ASSERT_TRUE(on_gpu);
+    std::string why;
+    const std::uint64_t before = emu_.pageable_copies();
+    ASSERT_TRUE(gpu.copy_in({on_gpu.get(), 0, n}, staged.get(), {1, n}, why)) << why;
+    std::fill(staged.get(), staged.get() + n, std::byte{0});
+    ASSERT_TRUE(gpu.copy_out(staged.get(), {on_gpu.get(), 0, n}, {1, n}, why)) << why;
+    gpu.finish(++value);
+    ASSERT_TRUE(settle(gpu, value, why)) << why;
+    EXPECT_EQ(emu_.pageable_copies(), before + 2) << "the unpinned buffer's copies did not take the pageable path";
+    EXPECT_EQ(std::vector<std::byte>(staged.get(), staged.get() + n), bytes);
+    staging.give(std::move(staged), capacity);
+  }
+  EXPECT_EQ(log.lines_with("left unpinned (cuMemHostRegister: CUDA_ERROR_OUT_OF_MEMORY (out of memory))"), 1)
+      << log.text();
+  EXPECT_EQ(log.lines_with("pageable path"), 1) << log.text();
 }
 
 // cuda.h: within one device a 2D copy "may fail for pitches not computed by cuMemAllocPitch()";
