@@ -55,6 +55,13 @@ def main():
     assert verdicts(polled) == ["met"] * 4, polled
     info = polled.get("(information) with the polling mode on both ends", "")
     assert "on a GPU 20.0 us, simulated 12.0 us" in info and "12.0 + 1.5 x 6.0 = 21.0 us" in info, polled
+    # The TCP stream's landing: information, each way's figure named.
+    streamed = run(bench(9.1, 9.1, 810.0, 38.9), sim, dict(LANDING, chunk=4 << 20, tcp_stream_gbs=9.5,
+                   tcp_landed_whole_gbs=8.1, tcp_landed_chunked_gbs=9.4, tcp_landed_staged_gbs=7.0,
+                   tcp_landed_pageable_gbs=5.0))
+    line = streamed.get("a TCP stream landed in GPU 0, 67108864 B at a time", "")
+    assert all(f in line for f in ("alone 9.50 GB/s", "(the agent today) 8.10", "4194304 B chunks as they come 9.40",
+                                   "bounce buffer 7.00", "pageable chunks 5.00")), streamed
     print("gpu_targets_test: the bounds are judged as the issue states them")
     return 0
 

@@ -10,7 +10,10 @@
 //   recorded behind it and polled with cuEventQuery until ready (what the agent's polling mode
 //   does), and a host function queued behind it that writes an eventfd the thread sleeps on
 //   (cuLaunchHostFunc: the agent's wake while it waits for its client); p50 and p99 of each;
-//   registering --bytes of host memory (cuMemHostRegister, then unregister).
+//   registering --bytes of host memory (cuMemHostRegister, then unregister);
+//   a loopback TCP stream landed in the GPU's memory --bytes at a time, the ways the agent could
+//   land a copy's payload (stream_landing.h: the stream alone, received whole then copied,
+//   copied --chunk by --chunk as it comes, through a bounce buffer, from pageable memory).
 // Prints JSON on stdout and a summary on stderr. Without a usable GPU: "skipped: no GPU (why)"
 // on stderr and exit 77.
 #include <CLI/CLI.hpp>
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "cuda_gpus.h"
+#include "stream_landing.h"
 #include "../timing.h"
 
 namespace {
@@ -144,6 +148,7 @@ class Gpu {
   }
 
   const CudaDriver& driver() const { return d_; }
+  CUstream stream() const { return stream_; }
   CUdeviceptr a() const { return a_; }
   CUdeviceptr b() const { return b_; }
 
@@ -174,6 +179,7 @@ void tiny_figure(nlohmann::json& j, const std::string& key, int count, Once once
 int main(int argc, char** argv) {
   CLI::App app{"rig-gpu-landing: a GPU's landing figures (copies to, from and within it, from pinned and pageable memory)"};
   std::size_t bytes = 64u << 20, d2d_bytes = std::size_t{1} << 30;
+  std::size_t chunk = 4u << 20;
   int reps = 10, count = 2000;
   app.add_option("--bytes", bytes, "bytes of the host <-> device copies and of the registration")
       ->capture_default_str()->transform(CLI::AsSizeValue(false))
@@ -181,12 +187,21 @@ int main(int argc, char** argv) {
   app.add_option("--d2d-bytes", d2d_bytes, "bytes of the device -> device copy")
       ->capture_default_str()->transform(CLI::AsSizeValue(false))
       ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 36));
+  app.add_option("--chunk", chunk, "bytes of each chunk the TCP stream's landing copies to the GPU as it comes "
+                 "(at most --bytes, which it must divide)")
+      ->capture_default_str()->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 32));
   app.add_option("--reps", reps, "copies timed per figure (the median counts)")->capture_default_str()
       ->check(CLI::Range(1, 1000));
   app.add_option("--count", count, "64-byte copies timed for p50 and p99")->capture_default_str()
       ->check(CLI::Range(10, 1'000'000));
   CLI11_PARSE(app, argc, argv);
 
+  chunk = std::min(chunk, bytes);
+  if (bytes % chunk != 0) {
+    std::fprintf(stderr, "rig-gpu-landing: --chunk %zu does not divide --bytes %zu\n", chunk, bytes);
+    return 2;
+  }
   std::string why;
   const CudaGpus* gpus = CudaGpus::probe(why);
   if (gpus == nullptr) {
@@ -227,6 +242,14 @@ int main(int argc, char** argv) {
     }
     d.cuEventDestroy(e);
     ok(d, "cuMemHostUnregister", d.cuMemHostUnregister(pinned.data));
+    const rig::bench::refs::StreamLanding s =
+        rig::bench::refs::land_tcp_streams(d, gpu.stream(), gpu.a(), bytes, chunk, reps);
+    j["chunk"] = chunk;
+    j["tcp_stream_gbs"] = s.tcp_gbs;
+    j["tcp_landed_whole_gbs"] = s.whole_gbs;
+    j["tcp_landed_chunked_gbs"] = s.chunked_gbs;
+    j["tcp_landed_staged_gbs"] = s.staged_gbs;
+    j["tcp_landed_pageable_gbs"] = s.pageable_gbs;
 
     std::cout << j.dump(2) << "\n";
     std::fprintf(stderr,
@@ -241,6 +264,11 @@ int main(int argc, char** argv) {
                  j["tiny_h2d_event_poll_p50_us"].get<double>(), j["tiny_h2d_host_function_p50_us"].get<double>(),
                  bytes >> 20,
                  register_ms);
+    std::fprintf(stderr,
+                 "rig-gpu-landing: a loopback TCP stream, %zu MiB at a time: %.2f GB/s alone; landed in the GPU "
+                 "received whole then copied %.2f, copied by %zu KiB chunks as they come %.2f, through a bounce "
+                 "buffer %.2f, from pageable chunks %.2f\n",
+                 bytes >> 20, s.tcp_gbs, s.whole_gbs, chunk >> 10, s.chunked_gbs, s.staged_gbs, s.pageable_gbs);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rig-gpu-landing: %s\n", e.what());
