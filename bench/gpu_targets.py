@@ -91,8 +91,8 @@ def main():
               "{tiny_h2d_host_function_p99_us:.1f} us".format(**landing))
     if landing and "tcp_landed_chunked_gbs" in landing:
         print("a TCP stream landed in GPU 0, {bytes} B at a time: the stream alone {tcp_stream_gbs:.2f} GB/s; "
-              "received whole then copied (the agent today) {tcp_landed_whole_gbs:.2f}, copied by {chunk} B "
-              "chunks as they come {tcp_landed_chunked_gbs:.2f}, through a bounce buffer "
+              "received whole then copied {tcp_landed_whole_gbs:.2f}, copied by {chunk} B "
+              "chunks as they come (the agent, where it may) {tcp_landed_chunked_gbs:.2f}, through a bounce buffer "
               "{tcp_landed_staged_gbs:.2f}, from pageable chunks {tcp_landed_pageable_gbs:.2f}".format(**landing))
     return 0
 

@@ -118,4 +118,7 @@ class Device {
   wire::Account account_;
 };
 
+// "device N (name) faulted: why": how a device's failure names it in the job's fault.
+std::string device_fault(const Device& d, const std::string& why);
+
 }  // namespace rig::agent

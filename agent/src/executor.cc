@@ -1,8 +1,8 @@
 #include "executor.h"
 
 #include <algorithm>
-
 #include <cassert>
+#include <new>
 
 #include "given_up_work.h"
 
@@ -249,9 +249,25 @@ bool Executor::retire(std::uint32_t device, std::uint64_t value, std::string& wh
   return drain(device, progress, why);
 }
 
+void Executor::abandon(PendingHandover ho) noexcept {
+  try {
+    lanes_[ho.device].abandoned.push_back(std::move(ho));
+  } catch (const std::bad_alloc&) {
+    // No memory to hold it (nothing was moved): its staging is kept by a plain leak, never
+    // unpinned or freed under the copies.
+    for (PendingPart& p : ho.parts) static_cast<void>(p.staged.release());
+  }
+}
+
 void Executor::clear() {
   // In-flight device work may still use the memory and staging that pending handovers hold.
   for (const auto& d : devices_) d->quiesce();
+  // Abandoned handovers' issued copies went with it: theirs are given back (or kept) as the
+  // issued work's are.
+  for (Lane& l : lanes_) {
+    for (PendingHandover& ho : l.abandoned) l.running.push_back(std::move(ho));
+    l.abandoned.clear();
+  }
   for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
     Lane& l = lanes_[dev];
     if (devices_[dev]->gave_up()) {
@@ -287,7 +303,9 @@ void Executor::keep_given_up(Device& device, Lane& lane) noexcept {
   }
 }
 
-std::string Executor::fault(const Device& d, const std::string& why) const {
+std::string Executor::fault(const Device& d, const std::string& why) const { return device_fault(d, why); }
+
+std::string device_fault(const Device& d, const std::string& why) {
   return "device " + std::to_string(d.id()) + " (" + std::string(wire::fixed_string(d.account().name)) +
          ") faulted: " + why;
 }

@@ -48,6 +48,10 @@ class Executor {
   static constexpr std::uint64_t kRoomBytes = 64ull << 20;
   // Queues a resolved handover whose client bytes were received (check_value passed).
   void accept(PendingHandover ho);
+  // Holds a handover whose bytes did not all come but some of whose copies were issued to its
+  // device as they came (Incoming): never run, its staging given back (or kept, with a given-up
+  // device's work) only at clear(), once the devices quiesced.
+  void abandon(PendingHandover ho) noexcept;
   // Runs every handover that is ready, on every device, until none is. False (with why) if a
   // device faulted or a report could not be sent: the job fails.
   bool run_ready(std::string& why);
@@ -74,6 +78,7 @@ class Executor {
   struct Lane {
     std::deque<PendingHandover> queue;      // handed over, not yet run
     std::deque<PendingHandover> running;    // run, completion reported later (kLater)
+    std::vector<PendingHandover> abandoned;  // partly issued, never to run (abandon)
     std::uint64_t done = 0;                 // last value done
     std::uint64_t received = 0;             // last value handed over
     std::uint64_t pending_cost = 0;         // of handovers not done: copy bytes, 4 per word

@@ -32,6 +32,12 @@ struct PendingPart {
   HostBytes staged;
   std::uint64_t staged_capacity = 0;
   bool landed = false;
+  // A part for memory the agent cannot reach copied to its device range by range as its bytes
+  // came (Incoming::stream): from the first range on, copies may be in flight that read its
+  // staging (also where a range's copy_in failed after queueing it). `streamed`: the packed
+  // bytes whose copies were issued; all of them, and landed, once the part is in.
+  bool streams = false;
+  std::uint64_t streamed = 0;
   bool copied_out = false;
   std::shared_ptr<ImageObject> image;
   std::shared_ptr<EntryState> entry;

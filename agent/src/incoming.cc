@@ -1,5 +1,6 @@
 #include "incoming.h"
 
+#include <cassert>
 #include <cerrno>
 
 #include "rig/engine/packed_rows.h"
@@ -7,8 +8,12 @@
 namespace rig::agent {
 
 bool Incoming::in_place(const PendingHandover& ho, std::size_t index) {
+  // Memory only the device's copies reach cannot be received into.
+  return ho.parts[index].dst.memory->host() != nullptr && leaves_alone(ho, index);
+}
+
+bool Incoming::leaves_alone(const PendingHandover& ho, std::size_t index) {
   const PendingPart& p = ho.parts[index];
-  if (p.dst.memory->host() == nullptr) return false;  // only the device's copies reach it
   for (std::size_t j = 0; j < index; ++j) {
     const PendingPart& e = ho.parts[j];
     if (!e.is_copy() || e.src.memory == p.dst.memory || e.dst.memory == p.dst.memory) return false;
@@ -23,6 +28,11 @@ bool Incoming::receive(PendingHandover& ho, bool runs_at_once, std::string& why)
     const wire::CopyPart& c = p.part.copy;
     const std::uint64_t total = wire::packed_bytes(c);
     p.landed = runs_at_once && in_place(ho, i);
+    // Staged for memory only the device reaches, copied there as the bytes come: the device
+    // runs nothing, and nothing earlier in the handover touches the destination, so its
+    // stream holds only these copies, which the handover's later parts follow.
+    p.streams = runs_at_once && !p.landed && total > kStreamBytes && p.dst.memory->host() == nullptr &&
+                leaves_alone(ho, i);
     if (!p.landed) {
       if (!staging_.admits(total)) {
         why = "staging " + std::to_string(total) + " bytes of a hand-over would pass the job's limit of " +
@@ -40,12 +50,41 @@ bool Incoming::receive(PendingHandover& ho, bool runs_at_once, std::string& why)
     // Straight into the destination's rows, or end to end into staging.
     const Rows into{p.landed ? p.dst.memory->host() + p.dst.offset : p.staged.get(), c.row_bytes,
                     p.landed ? p.dst_place().pitch : c.row_bytes};
-    if (!receive_part(ho, i, into, why)) return false;
+    if (!receive_part(ho, i, into, p.streams, why)) return false;
+    p.landed = p.landed || p.streams;  // all of it issued: the executor issues nothing more for it
   }
   return true;
 }
 
-bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, const Rows& into, std::string& why) {
+bool Incoming::stream(PendingHandover& ho, std::uint32_t index, std::uint64_t got, std::string& why) {
+  PendingPart& p = ho.parts[index];
+  const Shape shape = p.shape();
+  assert(got >= p.streamed && got <= shape.rows * shape.row_bytes);
+  if (got < shape.rows * shape.row_bytes && got - p.streamed < kStreamBytes) return true;
+  Place dst = p.dst_place();
+  Shape range{1, got - p.streamed};
+  std::uint64_t upto = got;
+  if (shape.rows > 1) {  // whole rows only
+    const std::uint64_t from = p.streamed / shape.row_bytes, to = got / shape.row_bytes;
+    if (to == from) return true;
+    range = {to - from, shape.row_bytes};
+    upto = to * shape.row_bytes;
+    dst.offset += from * dst.pitch;
+  } else {
+    dst.offset += p.streamed;
+  }
+  Device& d = *devices_[ho.device];
+  if (!d.copy_in(dst, p.staged.get() + p.streamed, range, why)) {
+    why = device_fault(d, why);
+    return false;
+  }
+  bytes_streamed_ += upto - p.streamed;
+  p.streamed = upto;
+  return true;
+}
+
+bool Incoming::receive_part(PendingHandover& ho, std::uint32_t index, const Rows& into, bool streams,
+                            std::string& why) {
   Expected next{ho.device, ho.value, index, 0, wire::packed_bytes(ho.parts[index].part.copy)};
   while (next.got < next.total) {
     wire::FrameHeader fh{};
@@ -58,6 +97,7 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
       std::uint64_t length = 0;
       if (!receive_striped(fh, next, into, length, why)) return false;
       next.got += length;
+      if (streams && !stream(ho, index, next.got, why)) return false;
       continue;
     }
     if (fh.type != static_cast<std::uint16_t>(wire::MsgType::kBytes)) {
@@ -79,6 +119,7 @@ bool Incoming::receive_part(const PendingHandover& ho, std::uint32_t index, cons
       return false;
     }
     next.got += b.length;
+    if (streams && !stream(ho, index, next.got, why)) return false;
   }
   return true;
 }

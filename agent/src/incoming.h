@@ -1,13 +1,16 @@
 // The bytes of a job's copies from the client's memory, which follow their handover on the
 // job's connection (kBytes messages, or kStriped announcements whose pieces cross on the data
 // connections): each part's bytes land straight in the destination object when the handover
-// runs at once and nothing earlier in it touches that memory, and in staging otherwise. Every
-// message must continue its part exactly; anything else fails the job.
+// runs at once and nothing earlier in it touches that memory, and in staging otherwise. Staged
+// for memory the agent cannot reach (a GPU's), in the same case, a large part is copied to its
+// device range by range as its bytes come, so that while one range crosses to the GPU the next
+// is received. Every message must continue its part exactly; anything else fails the job.
 #pragma once
 
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,13 +25,24 @@ namespace rig::agent {
 class Incoming {
  public:
   // silence_ms: the job's silence bound (what a receive that timed out waited).
+  // devices: the job's, which copies of staged parts issue to as their bytes come.
   Incoming(engine::FrameReader& reader, JobStripes& stripes, StagingPool& staging, engine::Counters& counters,
-           int silence_ms)
-      : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters), silence_ms_(silence_ms) {}
+           const std::vector<std::unique_ptr<Device>>& devices, int silence_ms)
+      : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters), devices_(devices),
+        silence_ms_(silence_ms) {}
+
+  // A staged part larger than this is copied to its device range by range as its bytes come,
+  // when it may be (receive): each range at least this many bytes (where the part has several
+  // rows, the whole rows within them), the last what is left.
+  static constexpr std::uint64_t kStreamBytes = 4ull << 20;
 
   // Receives the bytes of every part of `ho` with a client source. `runs_at_once`: the handover
-  // runs as soon as it is read (the executor's runs_at_once), so bytes may land in place.
+  // runs as soon as it is read (the executor's runs_at_once: nothing runs on any device), so
+  // bytes may land in place, or be copied to the device as they come. False with why: then a
+  // part that `streams` may have copies in flight that read its staging (Executor::abandon).
   bool receive(PendingHandover& ho, bool runs_at_once, std::string& why);
+  // Staged bytes whose copies to their device were issued as they came, since the job began.
+  std::uint64_t bytes_streamed() const { return bytes_streamed_; }
 
  private:
   // The next bytes that a copy part expects: what a kBytes or a kStriped must continue exactly
@@ -48,9 +62,16 @@ class Incoming {
     std::uint64_t row_bytes;
     std::uint64_t pitch;
   };
-  // Whether part `index` of `ho` may land in place: nothing earlier in it touches its memory.
+  // Whether nothing earlier in `ho` than part `index` touches that part's destination memory.
+  static bool leaves_alone(const PendingHandover& ho, std::size_t index);
+  // Whether part `index` of `ho` may land in place: memory the agent reaches, left alone.
   static bool in_place(const PendingHandover& ho, std::size_t index);
-  bool receive_part(const PendingHandover& ho, std::uint32_t index, const Rows& into, std::string& why);
+  // `streams`: the part's staged bytes are copied to the device as they come (stream).
+  bool receive_part(PendingHandover& ho, std::uint32_t index, const Rows& into, bool streams, std::string& why);
+  // Issues the copy to ho's device of part `index`'s staged bytes that came since its last
+  // one, up to `got` (whole rows where the part has several), once kStreamBytes of them came or
+  // the part is all in.
+  bool stream(PendingHandover& ho, std::uint32_t index, std::uint64_t got, std::string& why);
   // Receives a kStriped announcement (its header read) and its pieces into `into`.
   bool receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
                        std::uint64_t& length, std::string& why);
@@ -59,6 +80,8 @@ class Incoming {
   JobStripes& stripes_;
   StagingPool& staging_;
   engine::Counters& counters_;
+  const std::vector<std::unique_ptr<Device>>& devices_;
+  std::uint64_t bytes_streamed_ = 0;  // the session's thread only
   // Why a read of the handover's bytes failed with rc.
   std::string lost(int rc) const;
 

@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -26,7 +27,7 @@ Session::Job::Job(std::unique_ptr<engine::Socket> socket, const AgentConfig& con
       staging(config.max_staged_bytes, host_pinning(config)),
       objects(devices, config.max_objects),
       outbox(connection, stripes),
-      incoming(reader, stripes, staging, counters, config.silence_ms),
+      incoming(reader, stripes, staging, counters, devices, config.silence_ms),
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
 namespace {
@@ -252,7 +253,12 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
       !job_->incoming.receive(ho, job_->executor.runs_at_once(ho.waits), why)) {
-    for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
+    const bool in_flight = std::any_of(ho.parts.begin(), ho.parts.end(), [](const PendingPart& p) { return p.streams; });
+    if (in_flight) {
+      job_->executor.abandon(std::move(ho));  // copies issued as the bytes came still read its staging
+    } else {
+      for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
+    }
     return false;
   }
   job_->executor.accept(std::move(ho));
@@ -263,7 +269,7 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
 bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
   wire::StatusQuery q{};
   if (!wire::decode(body, q, why)) return false;
-  const std::string text = status_text(config_, gauges_, counters_, wire::kMaxStatusText);
+  const std::string text = status_text(config_, gauges_, counters_, job_->incoming.bytes_streamed(), wire::kMaxStatusText);
   wire::Framed<wire::Status> f{};
   if (!wire::encode_status(q.id, text, f, why)) return false;
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};

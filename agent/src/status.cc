@@ -15,7 +15,7 @@
 namespace rig::agent {
 
 std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
-                        std::uint32_t max_bytes) {
+                        std::uint64_t bytes_streamed, std::uint32_t max_bytes) {
   // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
   auto count = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   // The connection's bytes hold the stripes' too (bytes_striped_* is the part that went there).
@@ -45,7 +45,8 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
               {"messages_sent", count(job.messages_sent)},
               {"send_calls", count(job.send_calls)},
               {"spin_reads", count(job.spin_reads)},
-              {"gathers", count(job.gathers)}};
+              {"gathers", count(job.gathers)},
+              {"bytes_streamed", bytes_streamed}};
   o["syscalls_total"] = engine::syscalls_total();
   const engine::RingCounts ring = engine::ring_counts_total();
   o["ring_enters"] = ring.enters;  // io_uring_enter calls on transfer paths, and the completions

@@ -14,10 +14,10 @@ namespace rig::agent {
 // The status text: the agent's version, uptime, the transport settings its jobs run with (so a
 // benchmark against an agent it did not start can record them), jobs and connections, bytes in
 // and out (the jobs that ended and the asking job so far), the asking job's connection
-// counters, and every thread of this process (tid, name, CPU ns, context switches, the
-// engine's system calls). Threads that do not fit within `max_bytes` are left out and counted
-// ("threads_left_out").
+// counters and `bytes_streamed` (its staged bytes copied to a device as they came), and every
+// thread of this process (tid, name, CPU ns, context switches, the engine's system calls).
+// Threads that do not fit within `max_bytes` are left out and counted ("threads_left_out").
 std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
-                        std::uint32_t max_bytes);
+                        std::uint64_t bytes_streamed, std::uint32_t max_bytes);
 
 }  // namespace rig::agent

@@ -4,11 +4,12 @@
 // receiver that lands each `bytes` it takes in GPU memory on one stream. Each way is timed from
 // the first byte asked for to the GPU's stream synchronised, median of `reps`:
 //   tcp:      received into one pageable chunk, not landed (what the stream gives on this host);
-//   whole:    received into one pinned buffer of `bytes`, then one copy from there (what the
-//             agent does today: a part is staged whole, then copied);
+//   whole:    received into one pinned buffer of `bytes`, then one copy from there (the agent
+//             where a part is not copied as it comes: its handover is behind other work, the
+//             part is 4 MiB or less, or an earlier part touches its destination);
 //   chunked:  received straight into a ring of pinned chunks, each copied as soon as it is in,
-//             so that while chunk k crosses to the GPU chunk k+1 is received (the issue's
-//             overlap with the network);
+//             so that while chunk k crosses to the GPU chunk k+1 is received (the agent's
+//             Incoming::stream, which copies ranges of the part's staging as they land);
 //   staged:   as chunked, but received into a pageable chunk and memcpy'd into the pinned one
 //             (one more pass over the bytes on the host);
 //   pageable: as chunked, from a ring of pageable chunks (the driver's pageable path).

@@ -1,0 +1,200 @@
+// A large copy into a GPU is copied there range by range as its bytes come (issue 10: "while
+// chunk k crosses to the GPU, chunk k+1 is received"), where it may be: the agent runs nothing
+// else, and nothing earlier in the handover touches the destination. The agent's status says
+// how many bytes went so (`job.bytes_streamed`). Runs where the agent's devices are GPUs
+// (RIG_TEST_DEVICES=cuda: ctest's proxy_tests_emulated_cuda, or scripts/gpu-check on a GPU
+// host); elsewhere it skips, saying why.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agent_process.h"
+#include "random_bytes.h"
+#include "rig/engine/faulty_socket.h"
+#include "rig/harness/runtime.h"
+#include "rig/remote/job.h"
+#include "rig/remote/link.h"
+#include "run_and_wait.h"
+
+namespace rig::test {
+namespace {
+
+using harness::Driven;
+using harness::Work;
+using remote::Job;
+
+constexpr std::uint64_t kBytes = 16u << 20;  // four of the agent's 4 MiB ranges
+
+#define RIG_NEED_GPUS()                                                                                  \
+  do {                                                                                                   \
+    if (!agent_devices_are_gpus()) {                                                                     \
+      GTEST_SKIP() << "skipped: needs the agent's devices on GPUs (RIG_TEST_DEVICES=cuda; ctest -R "     \
+                      "proxy_tests_emulated_cuda)";                                                      \
+    }                                                                                                    \
+  } while (0)
+
+// The job's staged bytes the agent copied to a device as they came, as its status says.
+std::uint64_t bytes_streamed(remote::Link& link) {
+  return nlohmann::json::parse(link.agent_status())["job"]["bytes_streamed"].get<std::uint64_t>();
+}
+
+// The whole of `region`, read back (its destination outlives the copy also where the wait throws).
+std::vector<std::byte> read_back(Driven& dev, const remote::Region& region, std::uint64_t n) {
+  std::vector<std::byte> out(n);
+  Work w;
+  w.to_host(region, 0, out.data(), n);
+  run_and_wait(dev, w);
+  return out;
+}
+
+TEST(GpuStreaming, ALargeCopyToAGpuIsCopiedThereAsItsBytesComeAndLandsExactContiguousOrInRows) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, 2 * kBytes);
+  ASSERT_TRUE(region);
+  const auto up = random_bytes(kBytes, 80);
+  Work contiguous;
+  contiguous.to_device(up.data(), *region, kBytes / 2, kBytes);
+  gpu.wait(gpu.run(contiguous));
+  EXPECT_EQ(bytes_streamed(link), kBytes) << "every byte of the copy was to go to the GPU as it came";
+  auto got = read_back(gpu, *region, 2 * kBytes);
+  EXPECT_EQ(std::vector<std::byte>(got.begin() + kBytes / 2, got.begin() + kBytes / 2 + kBytes), up);
+  EXPECT_EQ(got[kBytes / 2 - 1], std::byte{0}) << "a byte before the copy was written";
+  EXPECT_EQ(got[kBytes / 2 + kBytes], std::byte{0}) << "a byte after the copy was written";
+
+  // Rows of 48 KiB at a 96 KiB pitch (a range ends on a whole row, 4 MiB not being one).
+  auto rows = gpu->alloc(edge::Memory::kDevice, 2 * kBytes);
+  ASSERT_TRUE(rows);
+  constexpr std::uint64_t kRow = 48u << 10, kPitch = 2 * kRow, kRows = kBytes / kRow;
+  const auto packed = random_bytes(kRows * kRow, 81);
+  Work strided;
+  strided.copy(rig_copy{harness::host_side(packed.data()), harness::region_side(*rows, 0), kRows, kRow, kRow, kPitch});
+  gpu.wait(gpu.run(strided));
+  EXPECT_EQ(bytes_streamed(link), kBytes + kRows * kRow);
+  got = read_back(gpu, *rows, 2 * kBytes);
+  for (std::uint64_t r = 0; r < kRows; ++r) {
+    ASSERT_EQ(std::vector<std::byte>(got.begin() + r * kPitch, got.begin() + r * kPitch + kRow),
+              std::vector<std::byte>(packed.begin() + r * kRow, packed.begin() + (r + 1) * kRow))
+        << "row " << r;
+    ASSERT_EQ(got[r * kPitch + kRow], std::byte{0}) << "the gap after row " << r << " was written";
+  }
+}
+
+TEST(GpuStreaming, ACopyAfterAnEarlierPartThatWritesOrReadsItsDestinationWaitsForItAndIsNotCopiedAhead) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven gpu(link, 1);
+  auto dst = gpu->alloc(edge::Memory::kDevice, kBytes), other = gpu->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(dst && other);
+  const auto old_bytes = random_bytes(kBytes, 82), new_bytes = random_bytes(kBytes, 83);
+  Work fill;
+  fill.to_device(old_bytes.data(), *other, 0, kBytes);
+  gpu.wait(gpu.run(fill));
+  const std::uint64_t before = bytes_streamed(link);
+  Work both;  // the earlier part writes the destination that the client's bytes then overwrite
+  both.between(*other, 0, *dst, 0, kBytes).to_device(new_bytes.data(), *dst, 0, kBytes);
+  gpu.wait(gpu.run(both));
+  EXPECT_EQ(bytes_streamed(link), before) << "the client's bytes went to the GPU ahead of the earlier part";
+  EXPECT_EQ(read_back(gpu, *dst, kBytes), new_bytes) << "the parts ran out of their order";
+
+  Work read_first;  // the earlier part reads the destination (its new bytes) before the client's overwrite it
+  read_first.between(*dst, 0, *other, 0, kBytes).to_device(old_bytes.data(), *dst, 0, kBytes);
+  gpu.wait(gpu.run(read_first));
+  EXPECT_EQ(bytes_streamed(link), before) << "the client's bytes went to the GPU ahead of the earlier read";
+  EXPECT_EQ(read_back(gpu, *other, kBytes), new_bytes) << "the earlier part read the client's later bytes";
+  EXPECT_EQ(read_back(gpu, *dst, kBytes), old_bytes);
+}
+
+// The agent has work queued: a handover on the GPU waits on the host's next value (submitted
+// only later) to overwrite the destination. A copy into it that comes next is queued behind that
+// one, so its bytes are staged, not copied to the GPU as they come (which would put them on the
+// GPU's stream ahead of the waiting handover's copy).
+TEST(GpuStreaming, ACopyQueuedBehindAWaitingHandoverIsNotCopiedAheadOfIt) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven gpu(link, 1), host(link, 0);
+  auto dst = gpu->alloc(edge::Memory::kDevice, kBytes), other = gpu->alloc(edge::Memory::kDevice, kBytes);
+  auto h1 = host->alloc(edge::Memory::kDevice, 64), h2 = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(dst && other && h1 && h2);
+  const auto old_bytes = random_bytes(kBytes, 86), new_bytes = random_bytes(kBytes, 87);
+  Work fill;
+  fill.to_device(old_bytes.data(), *other, 0, kBytes);
+  gpu.wait(gpu.run(fill));
+  const std::uint64_t before = bytes_streamed(link);
+  Work overwrite;  // waits on the host's next value, then overwrites the destination
+  overwrite.wait(host.word(), 0, host.last_value() + 1).between(*other, 0, *dst, 0, kBytes);
+  gpu.run(overwrite);
+  Work last;  // queued behind it
+  last.to_device(new_bytes.data(), *dst, 0, kBytes);
+  const std::uint64_t v = gpu.run(last);
+  EXPECT_EQ(bytes_streamed(link), before) << "the bytes went to the GPU while a handover before them waited";
+  Work on_host;  // the host's value that lets the waiting handover run
+  on_host.between(*h1, 0, *h2, 0, 64);
+  host.run(on_host);
+  gpu.wait(v);
+  EXPECT_EQ(read_back(gpu, *dst, kBytes), new_bytes) << "the waiting handover's copy ran after the later one";
+}
+
+// The connection breaks in the middle of a large copy's bytes, with ranges of it already
+// copied to the GPU and (on the emulated driver, which holds each 300 ms) still queued there:
+// their staging is given back only once the job's end quiesced the GPU (the emulator ends the
+// agent where staging is unpinned under queued work), and the GPU serves the next job. The
+// copy is larger than the spares a job's staging pool keeps (StagingPool::kSpareBytes), so
+// staging given back is unpinned and freed at once.
+TEST(GpuStreaming, AConnectionLostInALargeCopysBytesLeavesTheAgentAliveAndItsGpuServing) {
+  RIG_NEED_GPUS();
+  constexpr std::uint64_t kLarge = 264u << 20;
+  // More than a job's staging pool keeps as spares (StagingPool::kSpareBytes, 256 MiB): staging
+  // given back is unpinned and freed at once, not kept (where the mutant that gives it back under
+  // the copies would go unseen).
+  static_assert(kLarge > (256u << 20));
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
+  ::setenv("RIG_EMULATED_CUDA_MEMORY", std::to_string(512u << 20).c_str(), 1);
+  AgentProcess agent;
+  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  ::unsetenv("RIG_EMULATED_CUDA_MEMORY");
+  {
+    auto job = Job::create();
+    remote::LinkOptions o;
+    // Sends of 1 MiB at most, so that the 9 MiB before the break reach the agent.
+    o.faults = std::make_shared<const engine::Faults>(
+        engine::Faults{.max_send_chunk = 1u << 20, .lose_after_bytes = 10u << 20});
+    remote::Link& link = job->connect(agent.endpoint(), o);
+    const std::vector<std::byte> up(kLarge, std::byte{0x5a});  // before the Driven: a failed submit's bytes are read
+    Driven gpu(link, 1);
+    auto region = gpu->alloc(edge::Memory::kDevice, kLarge);
+    ASSERT_TRUE(region);
+    Work w;
+    w.to_device(up.data(), *region, 0, kLarge);
+    EXPECT_NE(gpu.submit(w).rc, RIG_COMMITTED) << "the link broke 10 MiB into the copy's bytes";
+  }
+  // The failed job ends in the agent (its GPU work quiesced), and a fresh job copies through the
+  // same GPU, exactly.
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(region);
+  const auto up = random_bytes(kBytes, 85);
+  Work w;
+  w.to_device(up.data(), *region, 0, kBytes);
+  gpu.wait(gpu.run(w));
+  EXPECT_EQ(read_back(gpu, *region, kBytes), up);
+  EXPECT_TRUE(agent.alive());
+}
+
+}  // namespace
+}  // namespace rig::test
