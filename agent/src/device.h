@@ -96,6 +96,23 @@ class Device {
   // at once: nothing.
   virtual void arm_wake(const std::shared_ptr<Wake>& wake) { (void)wake; }
 
+  // Marks, so that a large copy out goes range by range (each range sent once its copy out
+  // completed, while the next ones are copied). marks(): whether the device keeps them (the
+  // default: no; its copies out are sent once it is idle()). mark(token): a mark behind the work
+  // issued so far; false (with why) if the device faulted. passed(token): that work completed
+  // (a failure is poll()'s to report: until then, false). A device that keeps marks posts the
+  // wake armed by arm_wake at each mark not passed, as well as behind its work.
+  virtual bool marks() const { return false; }
+  virtual bool mark(std::uint64_t& token, std::string& why) {
+    (void)token;
+    why = "this device keeps no marks";
+    return false;
+  }
+  virtual bool passed(std::uint64_t token) {
+    (void)token;
+    return idle();
+  }
+
   // Waits between devices. waits_on(other): whether this device can order the work it issues
   // next after a value that `other` (another device of the job) finished but has not reported
   // done, on its own, without the executor holding the handover until that report. wait_on:

@@ -104,6 +104,7 @@ void CudaDevice::let_go() {
   if (gpu_ == nullptr) return;
   if (gpu_->context() != nullptr && driver_.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
     for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
+    for (const Mark& m : marks_) driver_.cuEventDestroy(m.event);
     for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
     if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
     if (wake_event_ != nullptr) driver_.cuEventDestroy(wake_event_);
@@ -111,6 +112,7 @@ void CudaDevice::let_go() {
     if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
   }
   pending_.clear();
+  marks_.clear();
   spare_events_.clear();
   tail_ = wake_event_ = nullptr;
   stream_ = wake_stream_ = nullptr;
@@ -360,14 +362,57 @@ void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
   // streams: the function's pointer stays good, and after an error in the context, when the
   // driver never calls it, nothing leaks.
   wake_ = wake;
+  void* const post_to = const_cast<Wake*>(wake_.get());
+  for (Mark& m : marks_) {
+    if (m.armed) continue;
+    if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, m.event, 0), why) ||
+        !check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(wake_stream_, post_wake, post_to), why)) {
+      fault_ = why;
+      return;
+    }
+    m.armed = true;
+  }
   if (!check("cuEventRecord", driver_.cuEventRecord(wake_event_, stream_), why) ||
       !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, wake_event_, 0), why) ||
       !check("cuLaunchHostFunc",
-             driver_.cuLaunchHostFunc(wake_stream_, post_wake, const_cast<Wake*>(wake_.get())), why)) {
+             driver_.cuLaunchHostFunc(wake_stream_, post_wake, post_to), why)) {
     fault_ = why;
     return;
   }
   issued_since_arm_ = false;
+}
+
+bool CudaDevice::mark(std::uint64_t& token, std::string& why) {
+  if (!usable(why)) return false;
+  CUevent e = take_event(why);
+  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
+    if (e != nullptr) spare_events_.push_back(e);
+    return false;
+  }
+  marks_.push_back({++last_mark_, e});
+  issued_since_arm_ = true;  // a wake armed before it would not wake for it
+  token = last_mark_;
+  return true;
+}
+
+bool CudaDevice::passed(std::uint64_t token) {
+  assert(token <= last_mark_);
+  while (!marks_.empty() && marks_.front().token <= token) {
+    std::string why;
+    if (!current(why)) {
+      fault_ = why;  // poll() reports the failure, which fails the job
+      return false;
+    }
+    const CUresult rc = driver_.cuEventQuery(marks_.front().event);
+    if (rc == CUDA_ERROR_NOT_READY) return false;
+    if (!check("cuEventQuery", rc, why)) {
+      fault_ = why;
+      return false;
+    }
+    spare_events_.push_back(marks_.front().event);
+    marks_.pop_front();
+  }
+  return true;
 }
 
 bool CudaDevice::waits_on(const Device& other) const {

@@ -59,6 +59,12 @@ class CudaDevice final : public Device {
   // it. A RAM device's finished work is done already: nothing to wait for.
   bool waits_on(const Device& other) const override;
   void wait_on(Device& other, std::uint64_t value) override;
+  // A mark is an event recorded on the copy stream (cuEventQuery says when it passed); arm_wake
+  // queues a host function behind each mark not yet armed, so the session wakes as each range
+  // of a copy out completes.
+  bool marks() const override { return true; }
+  bool mark(std::uint64_t& token, std::string& why) override;
+  bool passed(std::uint64_t token) override;
 
  private:
   CudaDevice(const wire::Account& account, const CudaGpus& gpus, int ordinal);
@@ -107,6 +113,13 @@ class CudaDevice final : public Device {
     CUevent event;  // recorded after the value's work
   };
   std::deque<Pending> pending_;
+  struct Mark {
+    std::uint64_t token;
+    CUevent event;       // recorded after the work issued before the mark
+    bool armed = false;  // a host function that posts the wake waits on it
+  };
+  std::deque<Mark> marks_;  // not yet seen passed, in the stream's order
+  std::uint64_t last_mark_ = 0;
   std::vector<CUevent> spare_events_;
   // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
   mutable std::string fault_;

@@ -152,8 +152,9 @@ bool Executor::run_part(Device& d, PendingHandover& ho, std::uint32_t index, boo
   if (p.dst.client) return run_copy_out(d, ho, index, blocked, why);
   bool ok = true;
   if (p.src.client) {
-    if (p.landed) return true;  // received straight into place
+    if (p.landed) return true;  // received straight into place (or copied to the device as it came)
     ok = d.copy_in(p.dst_place(), p.staged.get(), p.shape(), why);
+    if (ok) bytes_copied_in_ += p.shape().rows * p.shape().row_bytes;
   } else {
     ok = d.copy(p.dst_place(), p.src_place(), p.shape(), why);
   }
@@ -164,34 +165,64 @@ bool Executor::run_part(Device& d, PendingHandover& ho, std::uint32_t index, boo
 bool Executor::run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
                             std::string& why) {
   PendingPart& p = ho.parts[index];
+  const Shape shape = p.shape();
+  const std::uint64_t total = shape.rows * shape.row_bytes;
   const std::byte* base = p.src.memory->host();
-  std::uint64_t pitch = p.src_place().pitch;
   if (base == nullptr && !p.copied_out) {
     // Memory the agent cannot read: the device packs the rows into staging first.
-    p.staged = staging_.take(p.shape().rows * p.shape().row_bytes, p.staged_capacity);
+    p.staged = staging_.take(total, p.staged_capacity);
     if (!p.staged) {
-      why = "out of memory staging " + std::to_string(p.shape().rows * p.shape().row_bytes) +
-            " bytes for the client";
+      why = "out of memory staging " + std::to_string(total) + " bytes for the client";
       return false;
     }
-    if (!d.copy_out(p.staged.get(), p.src_place(), p.shape(), why)) {
+    const bool ranges = d.marks() && total > kStreamBytes;
+    if (!(ranges ? copy_out_ranges(d, p, why) : d.copy_out(p.staged.get(), p.src_place(), shape, why))) {
       why = fault(d, why);
       return false;
     }
     p.copied_out = true;
   }
+  if (!p.out_ranges.empty()) return send_ranges(d, ho, index, blocked, why);
   // The bytes are sent only once the device's earlier work (this copy-out too) is done.
   if (!d.idle()) {
     blocked = true;
     return true;
   }
-  if (p.copied_out) {
-    base = p.staged.get();
-    pitch = p.part.copy.row_bytes;
-  } else {
-    base += p.src.offset;
+  const PartBytes b = p.copied_out ? PartBytes{p.staged.get(), shape, shape.row_bytes, 0, total}
+                                   : PartBytes{base + p.src.offset, shape, p.src_place().pitch, 0, total};
+  return reports_.bytes(ho.device, ho.value, index, b, why);
+}
+
+bool Executor::copy_out_ranges(Device& d, PendingPart& p, std::string& why) {
+  const Shape shape = p.shape();
+  for (std::uint64_t at = 0; at < shape.rows * shape.row_bytes;) {
+    const PackedRange r = next_out_range(shape, p.src_place(), at);
+    std::uint64_t mark = 0;
+    if (!d.copy_out(p.staged.get() + at, r.place, r.shape, why) || !d.mark(mark, why)) return false;
+    p.out_ranges.push_back({r.end, mark});
+    at = r.end;
   }
-  return reports_.bytes(ho.device, ho.value, index, base, p.shape(), pitch, why);
+  return true;
+}
+
+bool Executor::send_ranges(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why) {
+  PendingPart& p = ho.parts[index];
+  const Shape shape = p.shape();
+  for (; p.ranges_sent < p.out_ranges.size(); ++p.ranges_sent) {
+    const PendingPart::OutRange& r = p.out_ranges[p.ranges_sent];
+    // Sent once its copy out (and the device's work before it) completed; the wake the
+    // session armed is posted then.
+    if (!d.passed(r.mark)) {
+      blocked = true;
+      return true;
+    }
+    const std::uint64_t from = p.ranges_sent == 0 ? 0 : p.out_ranges[p.ranges_sent - 1].end;
+    if (!reports_.bytes(ho.device, ho.value, index, {p.staged.get(), shape, shape.row_bytes, from, r.end - from}, why)) {
+      return false;
+    }
+    bytes_streamed_out_ += r.end - from;
+  }
+  return true;
 }
 
 bool Executor::run_words(const PendingHandover& ho, const PendingPart& p, std::string& why) {

@@ -18,8 +18,19 @@
 #include "handover.h"
 #include "objects.h"
 #include "staging.h"
+#include "stream_range.h"
 
 namespace rig::agent {
+
+// Packed bytes [at, at + n) of a copy part whose rows (`shape`) lie at host address `base`,
+// `pitch` apart.
+struct PartBytes {
+  const std::byte* base = nullptr;
+  Shape shape;
+  std::uint64_t pitch = 0;
+  std::uint64_t at = 0;
+  std::uint64_t n = 0;
+};
 
 // What the executor sends the client, in the order it calls them: the bytes of each copy into
 // the client's memory before its value's done report.
@@ -28,10 +39,11 @@ class Reports {
   virtual ~Reports() = default;
   // Value `value` of device `device` is done.
   virtual bool done(std::uint32_t device, std::uint64_t value, std::string& why) = 0;
-  // The packed bytes of copy part `part` of the value: `shape`'s rows at host address `base`,
-  // `pitch` apart. They may be read only until the call returns.
-  virtual bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
-                     Shape shape, std::uint64_t pitch, std::string& why) = 0;
+  // Packed bytes of copy part `part` of the value, those that follow the ones sent before (a
+  // part goes in one call, or range by range in offset order). They may be read only until the
+  // call returns.
+  virtual bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
+                     std::string& why) = 0;
 };
 
 class Executor {
@@ -68,6 +80,12 @@ class Executor {
   std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }
   // Whether no handover is queued or running on any device.
   bool idle() const;
+  // Bytes of copies out of a device sent range by range as each range's copy out completed,
+  // since the job began (copy_out_ranges).
+  std::uint64_t bytes_streamed_out() const { return bytes_streamed_out_; }
+  // Staged bytes whose copies into a device's memory the executor issued when their handover
+  // ran, since the job began (those copied as they came are Incoming's).
+  std::uint64_t bytes_copied_in() const { return bytes_copied_in_; }
   // Before the session waits for the client: every device with work queued or running is asked
   // to post `wake` once what it issued has completed (Device::arm_wake).
   void arm_wakes(const std::shared_ptr<Wake>& wake);
@@ -104,6 +122,12 @@ class Executor {
   // One part; `blocked` when it must wait for the device's earlier work to complete.
   bool run_part(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
   bool run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
+  // A copy out of memory the agent cannot read, larger than kStreamBytes, on a device that keeps
+  // marks: packed into staging range by range (stream_range.h), a mark behind each range.
+  static bool copy_out_ranges(Device& d, PendingPart& p, std::string& why);
+  // Sends each range of such a part whose mark passed, in order; `blocked` at the first that
+  // has not.
+  bool send_ranges(Device& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
   bool run_words(const PendingHandover& ho, const PendingPart& p, std::string& why);
   // Its device reported `value` done: the first running handover not done yet must be it; it
   // (and those behind it that were done at once) are reported once their held_by are.
@@ -119,6 +143,8 @@ class Executor {
   std::uint64_t instruction_budget_;
   std::vector<Lane> lanes_;
   std::vector<std::uint64_t> polled_;  // scratch for poll()
+  std::uint64_t bytes_streamed_out_ = 0;  // the session's thread only
+  std::uint64_t bytes_copied_in_ = 0;     // the session's thread only
 };
 
 }  // namespace rig::agent

@@ -39,6 +39,14 @@ struct PendingPart {
   bool streams = false;
   std::uint64_t streamed = 0;
   bool copied_out = false;
+  // A copy out that goes range by range (Executor::copy_out_ranges): where each range ends in
+  // the packed bytes, the device's mark behind its copy out, and how many ranges were sent.
+  struct OutRange {
+    std::uint64_t end;
+    std::uint64_t mark;
+  };
+  std::vector<OutRange> out_ranges;
+  std::size_t ranges_sent = 0;
   std::shared_ptr<ImageObject> image;
   std::shared_ptr<EntryState> entry;
   std::uint32_t first_word = 0;

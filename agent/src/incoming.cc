@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "rig/engine/packed_rows.h"
+#include "stream_range.h"
 
 namespace rig::agent {
 
@@ -61,25 +62,15 @@ bool Incoming::stream(PendingHandover& ho, std::uint32_t index, std::uint64_t go
   const Shape shape = p.shape();
   assert(got >= p.streamed && got <= shape.rows * shape.row_bytes);
   if (got < shape.rows * shape.row_bytes && got - p.streamed < kStreamBytes) return true;
-  Place dst = p.dst_place();
-  Shape range{1, got - p.streamed};
-  std::uint64_t upto = got;
-  if (shape.rows > 1) {  // whole rows only
-    const std::uint64_t from = p.streamed / shape.row_bytes, to = got / shape.row_bytes;
-    if (to == from) return true;
-    range = {to - from, shape.row_bytes};
-    upto = to * shape.row_bytes;
-    dst.offset += from * dst.pitch;
-  } else {
-    dst.offset += p.streamed;
-  }
+  const PackedRange r = packed_range(shape, p.dst_place(), p.streamed, got);
+  if (r.empty()) return true;
   Device& d = *devices_[ho.device];
-  if (!d.copy_in(dst, p.staged.get() + p.streamed, range, why)) {
+  if (!d.copy_in(r.place, p.staged.get() + p.streamed, r.shape, why)) {
     why = device_fault(d, why);
     return false;
   }
-  bytes_streamed_ += upto - p.streamed;
-  p.streamed = upto;
+  bytes_streamed_ += r.end - p.streamed;
+  p.streamed = r.end;
   return true;
 }
 

@@ -31,11 +31,6 @@ class Incoming {
       : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters), devices_(devices),
         silence_ms_(silence_ms) {}
 
-  // A staged part larger than this is copied to its device range by range as its bytes come,
-  // when it may be (receive): each range at least this many bytes (where the part has several
-  // rows, the whole rows within them), the last what is left.
-  static constexpr std::uint64_t kStreamBytes = 4ull << 20;
-
   // Receives the bytes of every part of `ho` with a client source. `runs_at_once`: the handover
   // runs as soon as it is read (the executor's runs_at_once: nothing runs on any device), so
   // bytes may land in place, or be copied to the device as they come. False with why: then a

@@ -87,18 +87,17 @@ bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
   return true;
 }
 
-bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
-                   Shape shape, std::uint64_t pitch, std::string& why) {
-  const std::uint64_t total = shape.rows * shape.row_bytes;
-  if (stripes_.ready() && total >= stripes_.min_bytes()) {
+bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
+                   std::string& why) {
+  if (stripes_.ready() && b.n >= stripes_.min_bytes()) {
     // Announced on the job's connection after what is batched, the pieces on the stripes.
     if (!flush()) {
       why = "connection lost sending bytes";
       return false;
     }
     engine::Connection::Hold hold(connection_);
-    const int rc = stripes_.set().send_copy(connection_, device, part, value, base, shape.row_bytes,
-                                            pitch, 0, total);
+    const int rc = stripes_.set().send_copy(connection_, device, part, value, b.base, b.shape.row_bytes,
+                                            b.pitch, b.at, b.n);
     if (rc != 0) why = "connection lost sending striped bytes";
     return rc == 0;
   }
@@ -108,12 +107,13 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     why = "connection lost sending bytes";
     return false;
   }
-  for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
-    const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+  const std::uint64_t end = b.at + b.n;
+  for (std::uint64_t at = b.at; at < end; at += kChunkBytes) {
+    const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, end - at));
     const auto hdr = wire::encode(wire::Bytes{device, part, value, at, n, 0});
     iov_.clear();
     iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
-    engine::append_rows(iov_, base, shape.row_bytes, pitch, at, n);
+    engine::append_rows(iov_, b.base, b.shape.row_bytes, b.pitch, at, n);
     // A small payload joins the batch without ending the run of done reports (see
     // pending_done_): the report that follows it is of an earlier value, or of this one.
     if (!(n <= kInlineBytes ? append(iov_) : send_frame(iov_))) {

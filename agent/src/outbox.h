@@ -56,8 +56,8 @@ class Outbox final : public Reports {
   // another device is batched, or the batch is posted or sent; so a value's bytes still go out
   // before its report, and reports of different devices and answers keep their order.
   bool done(std::uint32_t device, std::uint64_t value, std::string& why) override;
-  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
-             Shape shape, std::uint64_t pitch, std::string& why) override;
+  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
+             std::string& why) override;
 
  private:
   engine::Connection& connection_;

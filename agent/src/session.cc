@@ -269,7 +269,10 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
 bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
   wire::StatusQuery q{};
   if (!wire::decode(body, q, why)) return false;
-  const std::string text = status_text(config_, gauges_, counters_, job_->incoming.bytes_streamed(), wire::kMaxStatusText);
+  const StagedCopies staged{job_->incoming.bytes_streamed(),
+                            job_->incoming.bytes_streamed() + job_->executor.bytes_copied_in(),
+                            job_->executor.bytes_streamed_out()};
+  const std::string text = status_text(config_, gauges_, counters_, staged, wire::kMaxStatusText);
   wire::Framed<wire::Status> f{};
   if (!wire::encode_status(q.id, text, f, why)) return false;
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};

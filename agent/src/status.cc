@@ -15,7 +15,7 @@
 namespace rig::agent {
 
 std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
-                        std::uint64_t bytes_streamed, std::uint32_t max_bytes) {
+                        const StagedCopies& staged, std::uint32_t max_bytes) {
   // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
   auto count = [](const std::atomic<std::uint64_t>& c) { return c.load(std::memory_order_relaxed); };
   // The connection's bytes hold the stripes' too (bytes_striped_* is the part that went there).
@@ -46,7 +46,9 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
               {"send_calls", count(job.send_calls)},
               {"spin_reads", count(job.spin_reads)},
               {"gathers", count(job.gathers)},
-              {"bytes_streamed", bytes_streamed}};
+              {"bytes_copied_in", staged.copied_in},
+              {"bytes_streamed", staged.streamed},
+              {"bytes_streamed_out", staged.streamed_out}};
   o["syscalls_total"] = engine::syscalls_total();
   const engine::RingCounts ring = engine::ring_counts_total();
   o["ring_enters"] = ring.enters;  // io_uring_enter calls on transfer paths, and the completions

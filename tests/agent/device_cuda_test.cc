@@ -624,6 +624,48 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   held->staging.give(std::move(held->buffer), held->capacity);
 }
 
+// A large copy out goes range by range, each range sent once the mark behind its copy out
+// passed (Executor::send_ranges). A mark is not passed while the work before it is held, and
+// the armed wake is posted at each mark as well as behind the work, so the session wakes for
+// each range rather than once the whole copy is out.
+TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeIsPostedAtEachMark) {
+  auto gpu = open(0);
+  Release release{emu_};
+  std::string why;
+  auto m = gpu->allocate(2 * 4096);
+  ASSERT_TRUE(m);
+  gpu->finish(1);
+  ASSERT_TRUE(settle(*gpu, 1, why)) << why;
+  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
+  std::uint64_t capacity = 0;
+  HostBytes buffer = staging.take(2 * 4096, capacity);
+  ASSERT_TRUE(buffer);
+  emu_.hold(1);  // the copies out wait
+  std::uint64_t first = 0, second = 0;
+  ASSERT_TRUE(gpu->copy_out(buffer.get(), {m.get(), 0, 4096}, {1, 4096}, why) && gpu->mark(first, why) &&
+              gpu->copy_out(buffer.get() + 4096, {m.get(), 4096, 4096}, {1, 4096}, why) && gpu->mark(second, why))
+      << why;
+  EXPECT_LT(first, second);
+  auto wake = std::make_shared<Wake>();
+  gpu->arm_wake(wake);
+  emu_.settle();
+  EXPECT_FALSE(gpu->passed(first)) << "a mark passed while the copy before it was held";
+  EXPECT_FALSE(gpu->passed(second));
+  pollfd readable{wake->fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&readable, 1, 0), 0) << "the wake came while the copies were held";
+  emu_.hold(0);
+  emu_.settle();
+  EXPECT_TRUE(gpu->passed(first));
+  EXPECT_TRUE(gpu->passed(second));
+  std::uint64_t posts = 0;
+  ASSERT_EQ(::read(wake->fd(), &posts, sizeof posts), static_cast<ssize_t>(sizeof posts));
+  EXPECT_EQ(posts, 3u) << "one post at each mark and one behind the work";
+  std::vector<std::uint64_t> done;
+  EXPECT_TRUE(gpu->poll(done, why)) << why;
+  gpu->quiesce();
+  staging.give(std::move(buffer), capacity);
+}
+
 }  // namespace
 }  // namespace rig::agent
 

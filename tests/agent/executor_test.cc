@@ -36,11 +36,11 @@ class Recorder final : public Reports {
     events.push_back({"done " + std::to_string(device) + ":" + std::to_string(value), {}});
     return true;
   }
-  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const std::byte* base,
-             Shape shape, std::uint64_t pitch, std::string&) override {
+  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
+             std::string&) override {
     Event e{"bytes " + std::to_string(device) + ":" + std::to_string(value) + ":" + std::to_string(part), {}};
-    for (std::uint64_t r = 0; r < shape.rows; ++r) {
-      e.bytes.insert(e.bytes.end(), base + r * pitch, base + r * pitch + shape.row_bytes);
+    for (std::uint64_t k = b.at; k < b.at + b.n; ++k) {
+      e.bytes.push_back(b.base[(k / b.shape.row_bytes) * b.pitch + k % b.shape.row_bytes]);
     }
     events.push_back(std::move(e));
     return true;

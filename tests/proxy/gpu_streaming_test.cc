@@ -1,7 +1,9 @@
 // A large copy into a GPU is copied there range by range as its bytes come (issue 10: "while
 // chunk k crosses to the GPU, chunk k+1 is received"), where it may be: the agent runs nothing
-// else, and nothing earlier in the handover touches the destination. The agent's status says
-// how many bytes went so (`job.bytes_streamed`). Runs where the agent's devices are GPUs
+// else, and nothing earlier in the handover touches the destination. A large copy out of a GPU
+// is sent range by range, each range once its copy out completed ("device to host the
+// reverse"). The agent's status says how many bytes went so (`job.bytes_streamed`,
+// `job.bytes_streamed_out`). Runs where the agent's devices are GPUs
 // (RIG_TEST_DEVICES=cuda: ctest's proxy_tests_emulated_cuda, or scripts/gpu-check on a GPU
 // host); elsewhere it skips, saying why.
 #include <gtest/gtest.h>
@@ -44,6 +46,29 @@ std::uint64_t bytes_streamed(remote::Link& link) {
   return nlohmann::json::parse(link.agent_status())["job"]["bytes_streamed"].get<std::uint64_t>();
 }
 
+// The job's staged bytes copied into a device's memory, as they came or not (each once).
+std::uint64_t bytes_copied_in(remote::Link& link) {
+  return nlohmann::json::parse(link.agent_status())["job"]["bytes_copied_in"].get<std::uint64_t>();
+}
+
+std::uint64_t bytes_streamed_out(remote::Link& link) {
+  return nlohmann::json::parse(link.agent_status())["job"]["bytes_streamed_out"].get<std::uint64_t>();
+}
+
+// Fills `to` (2 * kBytes) on the GPU with bytes that never lay in the agent's staging as they
+// are: random bytes copied up into `scratch`, then into `to` with their halves swapped on the
+// GPU. So bytes sent from staging before their copy out completed are not those expected.
+std::vector<std::byte> fill_on_gpu(Driven& gpu, const remote::Region& scratch, const remote::Region& to,
+                                   std::uint64_t seed) {
+  const auto up = random_bytes(2 * kBytes, seed);
+  Work w;
+  w.to_device(up.data(), scratch, 0, 2 * kBytes).between(scratch, 0, to, kBytes, kBytes).between(scratch, kBytes, to, 0, kBytes);
+  gpu.wait(gpu.run(w));
+  std::vector<std::byte> swapped(up.begin() + kBytes, up.end());
+  swapped.insert(swapped.end(), up.begin(), up.begin() + kBytes);
+  return swapped;
+}
+
 // The whole of `region`, read back (its destination outlives the copy also where the wait throws).
 std::vector<std::byte> read_back(Driven& dev, const remote::Region& region, std::uint64_t n) {
   std::vector<std::byte> out(n);
@@ -66,6 +91,7 @@ TEST(GpuStreaming, ALargeCopyToAGpuIsCopiedThereAsItsBytesComeAndLandsExactConti
   contiguous.to_device(up.data(), *region, kBytes / 2, kBytes);
   gpu.wait(gpu.run(contiguous));
   EXPECT_EQ(bytes_streamed(link), kBytes) << "every byte of the copy was to go to the GPU as it came";
+  EXPECT_EQ(bytes_copied_in(link), kBytes) << "a byte copied to the GPU as it came was copied again";
   auto got = read_back(gpu, *region, 2 * kBytes);
   EXPECT_EQ(std::vector<std::byte>(got.begin() + kBytes / 2, got.begin() + kBytes / 2 + kBytes), up);
   EXPECT_EQ(got[kBytes / 2 - 1], std::byte{0}) << "a byte before the copy was written";
@@ -80,6 +106,7 @@ TEST(GpuStreaming, ALargeCopyToAGpuIsCopiedThereAsItsBytesComeAndLandsExactConti
   strided.copy(rig_copy{harness::host_side(packed.data()), harness::region_side(*rows, 0), kRows, kRow, kRow, kPitch});
   gpu.wait(gpu.run(strided));
   EXPECT_EQ(bytes_streamed(link), kBytes + kRows * kRow);
+  EXPECT_EQ(bytes_copied_in(link), kBytes + kRows * kRow);
   got = read_back(gpu, *rows, 2 * kBytes);
   for (std::uint64_t r = 0; r < kRows; ++r) {
     ASSERT_EQ(std::vector<std::byte>(got.begin() + r * kPitch, got.begin() + r * kPitch + kRow),
@@ -87,6 +114,66 @@ TEST(GpuStreaming, ALargeCopyToAGpuIsCopiedThereAsItsBytesComeAndLandsExactConti
         << "row " << r;
     ASSERT_EQ(got[r * kPitch + kRow], std::byte{0}) << "the gap after row " << r << " was written";
   }
+}
+
+TEST(GpuStreaming, ALargeCopyFromAGpuIsSentRangeByRangeAsItsCopiesOutCompleteAndLandsExactContiguousOrInRows) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  // Rows of 48 KiB at a 96 KiB pitch on the GPU, packed on the host (a range ends on a whole
+  // row, 4 MiB not being one). The destinations outlive the proxy.
+  constexpr std::uint64_t kRow = 48u << 10, kPitch = 2 * kRow, kRows = kBytes / kRow;
+  std::vector<std::byte> got(kBytes + 2, std::byte{0x11}), packed(kRows * kRow);  // got: a guard byte either side
+  Driven gpu(link, 1);
+  auto scratch = gpu->alloc(edge::Memory::kDevice, 2 * kBytes), region = gpu->alloc(edge::Memory::kDevice, 2 * kBytes);
+  ASSERT_TRUE(scratch && region);
+  const auto on_gpu = fill_on_gpu(gpu, *scratch, *region, 86);
+  const std::uint64_t before = bytes_streamed_out(link);
+  Work contiguous;
+  contiguous.to_host(*region, kBytes / 2, got.data() + 1, kBytes);
+  gpu.wait(gpu.run(contiguous));
+  EXPECT_EQ(bytes_streamed_out(link) - before, kBytes) << "every byte of the copy was to go out range by range";
+  EXPECT_EQ(std::vector<std::byte>(got.begin() + 1, got.end() - 1),
+            std::vector<std::byte>(on_gpu.begin() + kBytes / 2, on_gpu.begin() + kBytes / 2 + kBytes));
+  EXPECT_EQ(got.front(), std::byte{0x11}) << "a byte before the copy was written";
+  EXPECT_EQ(got.back(), std::byte{0x11}) << "a byte after the copy was written";
+
+  const auto again = fill_on_gpu(gpu, *scratch, *region, 87);
+  Work rows;
+  rows.copy(rig_copy{harness::region_side(*region, 0), harness::host_side(packed.data()), kRows, kRow, kPitch, kRow});
+  gpu.wait(gpu.run(rows));
+  EXPECT_EQ(bytes_streamed_out(link) - before, kBytes + kRows * kRow);
+  for (std::uint64_t r = 0; r < kRows; ++r) {
+    ASSERT_EQ(std::vector<std::byte>(packed.begin() + r * kRow, packed.begin() + (r + 1) * kRow),
+              std::vector<std::byte>(again.begin() + r * kPitch, again.begin() + r * kPitch + kRow))
+        << "row " << r;
+  }
+}
+
+// Two GPUs copy out at once: their ranges go out as each GPU's copies complete, so they may
+// interleave on the connection (the client keeps a FIFO per device: PROTOCOL.md 6.5).
+TEST(GpuStreaming, TwoGpusCopyingOutAtOnceBothLandExact) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> got_a(2 * kBytes), got_b(2 * kBytes);
+  Driven a(link, 1), b(link, 2);
+  auto scratch_a = a->alloc(edge::Memory::kDevice, 2 * kBytes), region_a = a->alloc(edge::Memory::kDevice, 2 * kBytes);
+  auto scratch_b = b->alloc(edge::Memory::kDevice, 2 * kBytes), region_b = b->alloc(edge::Memory::kDevice, 2 * kBytes);
+  ASSERT_TRUE(scratch_a && region_a && scratch_b && region_b);
+  const auto on_a = fill_on_gpu(a, *scratch_a, *region_a, 88), on_b = fill_on_gpu(b, *scratch_b, *region_b, 89);
+  const std::uint64_t before = bytes_streamed_out(link);
+  Work wa, wb;
+  wa.to_host(*region_a, 0, got_a.data(), 2 * kBytes);
+  wb.to_host(*region_b, 0, got_b.data(), 2 * kBytes);
+  const auto va = a.run(wa), vb = b.run(wb);
+  a.wait(va);
+  b.wait(vb);
+  EXPECT_EQ(bytes_streamed_out(link) - before, 4 * kBytes);
+  EXPECT_EQ(got_a, on_a);
+  EXPECT_EQ(got_b, on_b);
 }
 
 TEST(GpuStreaming, ACopyAfterAnEarlierPartThatWritesOrReadsItsDestinationWaitsForItAndIsNotCopiedAhead) {
