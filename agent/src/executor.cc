@@ -46,6 +46,10 @@ bool Executor::runs_at_once(const std::vector<wire::Wait>& waits) const {
   return idle() && reached(waits);
 }
 
+bool Executor::issues_at_once(std::uint32_t device, const std::vector<wire::Wait>& waits) const {
+  return lanes_[device].queue.empty() && reached(waits);
+}
+
 bool Executor::reached(const std::vector<wire::Wait>& waits) const {
   for (const wire::Wait& w : waits) {
     if (lanes_[w.device].done < w.value) return false;

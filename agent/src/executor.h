@@ -76,6 +76,11 @@ class Executor {
   // Whether a handover with these waits, read now, would run at once: nothing is queued or
   // running on any device and every wait is reached. Then its copies' bytes may land in place.
   bool runs_at_once(const std::vector<wire::Wait>& waits) const;
+  // Whether a handover of `device` with these waits, read now, would be issued to its device at
+  // once: nothing of the device's is queued (its earlier handovers were all issued; some may
+  // still run) and every wait is reached. Then its copies into memory only the device reaches
+  // may be issued as their bytes come, behind what the device runs.
+  bool issues_at_once(std::uint32_t device, const std::vector<wire::Wait>& waits) const;
   // The last value done on `device`.
   std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }
   // Whether no handover is queued or running on any device.

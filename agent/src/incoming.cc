@@ -22,17 +22,18 @@ bool Incoming::leaves_alone(const PendingHandover& ho, std::size_t index) {
   return true;
 }
 
-bool Incoming::receive(PendingHandover& ho, bool runs_at_once, std::string& why) {
+bool Incoming::receive(PendingHandover& ho, Start start, std::string& why) {
   for (std::uint32_t i = 0; i < ho.parts.size(); ++i) {
     PendingPart& p = ho.parts[i];
     if (!p.is_copy() || !p.src.client) continue;
     const wire::CopyPart& c = p.part.copy;
     const std::uint64_t total = wire::packed_bytes(c);
-    p.landed = runs_at_once && in_place(ho, i);
-    // Staged for memory only the device reaches, copied there as the bytes come: the device
-    // runs nothing, and nothing earlier in the handover touches the destination, so its
-    // stream holds only these copies, which the handover's later parts follow.
-    p.streams = runs_at_once && !p.landed && total > kStreamBytes && p.dst.memory->host() == nullptr &&
+    p.landed = start.runs_at_once && in_place(ho, i);
+    // Staged for memory only the device reaches, copied there as the bytes come: nothing of the
+    // device's is queued ahead of the handover, and nothing earlier in the handover touches the
+    // destination, so its stream holds these copies behind the work already issued to it, and
+    // the handover's later parts follow them.
+    p.streams = start.issues_at_once && !p.landed && total > kStreamBytes && p.dst.memory->host() == nullptr &&
                 leaves_alone(ho, i);
     if (!p.landed) {
       if (!staging_.admits(total)) {

@@ -31,11 +31,19 @@ class Incoming {
       : reader_(reader), stripes_(stripes), staging_(staging), counters_(counters), devices_(devices),
         silence_ms_(silence_ms) {}
 
-  // Receives the bytes of every part of `ho` with a client source. `runs_at_once`: the handover
-  // runs as soon as it is read (the executor's runs_at_once: nothing runs on any device), so
-  // bytes may land in place, or be copied to the device as they come. False with why: then a
+  // How soon a handover runs once it is read (the executor's answers).
+  struct Start {
+    // Nothing runs on any device (Executor::runs_at_once): its bytes may land in place.
+    bool runs_at_once = false;
+    // It is issued to its device at once, behind the device's work in flight only
+    // (Executor::issues_at_once): its bytes for a GPU may be copied there as they come, since
+    // the device's stream orders those copies after that work.
+    bool issues_at_once = false;
+  };
+  // Receives the bytes of every part of `ho` with a client source, in place or copied to the
+  // device as they come where `start` and the handover's parts allow it. False with why: then a
   // part that `streams` may have copies in flight that read its staging (Executor::abandon).
-  bool receive(PendingHandover& ho, bool runs_at_once, std::string& why);
+  bool receive(PendingHandover& ho, Start start, std::string& why);
   // Staged bytes whose copies to their device were issued as they came, since the job began.
   std::uint64_t bytes_streamed() const { return bytes_streamed_; }
 

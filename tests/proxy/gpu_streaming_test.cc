@@ -235,6 +235,38 @@ TEST(GpuStreaming, ACopyQueuedBehindAWaitingHandoverIsNotCopiedAheadOfIt) {
   EXPECT_EQ(read_back(gpu, *dst, kBytes), new_bytes) << "the waiting handover's copy ran after the later one";
 }
 
+// The GPU still runs an earlier copy (the emulator holds each copy with a host side 500 ms)
+// when a large copy into the same memory comes: nothing of the GPU's is queued, so its bytes
+// are copied there as they come, behind the earlier copy on the GPU's stream, and the later
+// bytes are the ones that stay.
+TEST(GpuStreaming, ACopyThatComesWhileTheGpusEarlierWorkRunsIsCopiedThereAsItComesBehindThatWork) {
+  RIG_NEED_GPUS();
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "500000", 1);
+  AgentProcess agent;
+  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  const auto first = random_bytes(4096, 90), later = random_bytes(kBytes, 91);
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(region);
+  Work settle;  // the fresh memory's zeroing done, so that nothing but the first copy is in flight
+  settle.to_device(first.data(), *region, 0, 4096);
+  gpu.wait(gpu.run(settle));
+  const std::uint64_t before = bytes_streamed(link);
+  Work early, large;
+  early.to_device(first.data(), *region, 0, 4096);
+  large.to_device(later.data(), *region, 0, kBytes);
+  const std::uint64_t v1 = gpu.run(early);
+  const std::uint64_t v2 = gpu.run(large);
+  // The agent read the large copy's handover before its bytes were all sent, which they were
+  // once run returned: the first copy was still in flight then unless it was seen done.
+  ASSERT_LT(gpu->signaled(), v1) << "the first copy was done before the second came (500 ms were to keep it in flight)";
+  gpu.wait(v2);
+  EXPECT_EQ(bytes_streamed(link) - before, kBytes) << "the copy was received whole because the GPU ran earlier work";
+  EXPECT_EQ(read_back(gpu, *region, kBytes), later) << "the later copy's bytes did not stay";
+}
+
 // The connection breaks in the middle of a large copy's bytes, with ranges of it already
 // copied to the GPU and (on the emulated driver, which holds each 300 ms) still queued there:
 // their staging is given back only once the job's end quiesced the GPU (the emulator ends the
