@@ -89,7 +89,8 @@ bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
 
 bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
                    std::string& why) {
-  if (stripes_.ready() && b.n >= stripes_.min_bytes()) {
+  // Striped by the size of the whole part (a part sent range by range stripes each range).
+  if (stripes_.ready() && b.shape.rows * b.shape.row_bytes >= stripes_.min_bytes()) {
     // Announced on the job's connection after what is batched, the pieces on the stripes.
     if (!flush()) {
       why = "connection lost sending bytes";
