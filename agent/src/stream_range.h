@@ -11,8 +11,9 @@
 
 namespace rig::agent {
 
-// A part larger than this goes range by range where it may, each range at least this many
-// bytes (or one row, where a row is larger), the last what is left.
+// A part larger than this goes range by range where it may. Into a device, a range is issued
+// once this many bytes came since the last (cut down to whole rows); out of one, each range is
+// this many bytes cut down to whole rows (at least one row); the last is what is left.
 inline constexpr std::uint64_t kStreamBytes = 4ull << 20;
 
 // Packed bytes [from, end) of a part, as a copy of its own: `shape` its rows, `place` where they
