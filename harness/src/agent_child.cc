@@ -93,6 +93,11 @@ AgentChild spawn_agent(const std::vector<std::string>& args, char* const* envp, 
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
+    // Its own process group, so that job control aimed at the starter's group does not reach
+    // it: above all the kernel's SIGHUP+SIGCONT to a process group that is orphaned while a
+    // member is stopped (kernel/exit.c kill_orphaned_pgrp), which resumed an agent a test held
+    // with SIGSTOP when the shell job that ran ctest exited. PR_SET_PDEATHSIG still ends it.
+    ::setpgid(0, 0);
     ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
     ::execve(path.c_str(), argv.data(), env);
     const int e = errno;

@@ -381,11 +381,15 @@ TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
   EXPECT_FALSE(job->failed()) << job->fault_text();
   agent.signal(SIGSTOP);  // hung: its kernel still acknowledges, it answers nothing
   const auto t0 = std::chrono::steady_clock::now();
+  // Bounded: an agent that runs again (someone sent it SIGCONT) fails the test, not hangs it.
+  bool faulted = false;
   try {
-    while (true) dev->sleep(dev->signaled(), 100);
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) dev->sleep(dev->signaled(), 100);
   } catch (const edge::Fault& f) {
+    faulted = true;
     EXPECT_NE(std::string(f.what()).find("the agent sent nothing for"), std::string::npos) << f.what();
   }
+  EXPECT_TRUE(faulted) << "no Fault within 20 s of the SIGSTOP (was the agent continued?)";
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
   agent.signal(SIGCONT);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <memory>
@@ -24,6 +25,16 @@ TEST(AgentProcess, AnAgentIsKilledWhenTheThreadThatStartedItEndsSoNoneOutlivesAC
   const int status = agent->wait_exit(10000);
   ASSERT_NE(status, -1) << "the agent still runs 10 s after the thread that started it ended";
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "wait status " << status;
+}
+
+// An agent leads a process group of its own: job control aimed at the test's group passes it
+// by, above all the kernel's SIGHUP and SIGCONT to a group orphaned while a member is stopped,
+// which resumed an agent a test held stopped (HostileAgent.AHungAgentIsFoundWithinTheSilenceBound)
+// when the shell that started ctest in the background exited.
+TEST(AgentProcess, AnAgentLeadsAProcessGroupOfItsOwn) {
+  AgentProcess agent;
+  EXPECT_EQ(::getpgid(agent.pid()), agent.pid());
+  EXPECT_NE(::getpgid(agent.pid()), ::getpgrp());
 }
 
 // RIG_TEST_DEVICE_COUNT=1: the suite meets one device besides the host, as on a one-GPU host.
