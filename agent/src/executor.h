@@ -79,7 +79,9 @@ class Executor {
   // Whether a handover of `device` with these waits, read now, would be issued to its device at
   // once: nothing of the device's is queued (its earlier handovers were all issued; some may
   // still run) and every wait is reached. Then its copies into memory only the device reaches
-  // may be issued as their bytes come, behind what the device runs.
+  // may be issued as their bytes come, behind what the device runs. Only this device's stream
+  // orders them: where the destination is a peer GPU's memory mapped here, the peer's own work
+  // on it is ordered by the client's waits alone, as every order between devices is.
   bool issues_at_once(std::uint32_t device, const std::vector<wire::Wait>& waits) const;
   // The last value done on `device`.
   std::uint64_t done(std::uint32_t device) const { return lanes_[device].done; }

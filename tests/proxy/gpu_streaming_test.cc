@@ -8,10 +8,12 @@
 // host); elsewhere it skips, saying why.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +69,15 @@ std::vector<std::byte> fill_on_gpu(Driven& gpu, const remote::Region& scratch, c
   std::vector<std::byte> swapped(up.begin() + kBytes, up.end());
   swapped.insert(swapped.end(), up.begin(), up.begin() + kBytes);
   return swapped;
+}
+
+// Random bytes written into the first `n` bytes of `region` (returned: what it holds now).
+std::vector<std::byte> write_random(Driven& dev, const remote::Region& region, std::uint64_t n, std::uint64_t seed) {
+  auto up = random_bytes(n, seed);
+  Work w;
+  w.to_device(up.data(), region, 0, n);
+  dev.wait(dev.run(w));
+  return up;
 }
 
 // The whole of `region`, read back (its destination outlives the copy also where the wait throws).
@@ -149,6 +160,40 @@ TEST(GpuStreaming, ALargeCopyFromAGpuIsSentRangeByRangeAsItsCopiesOutCompleteAnd
               std::vector<std::byte>(again.begin() + r * kPitch, again.begin() + r * kPitch + kRow))
         << "row " << r;
   }
+}
+
+// The emulator holds each copy with a host side 300 ms, so the eight ranges of a 32 MiB copy out
+// complete one after another over 2.4 s: the agent's status shows some of them sent while the
+// later ones are still being copied out (each range goes once its own copy out completed, not
+// once the last one did), and the copy lands exact.
+TEST(GpuStreaming, ALargeCopyFromAGpuSendsItsFirstRangesWhileItsLaterOnesAreStillCopiedOut) {
+  RIG_NEED_GPUS();
+  constexpr std::uint64_t kLarge = 2 * kBytes;
+  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
+  AgentProcess agent;
+  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> got(kLarge);  // outlives the proxy
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, kLarge);
+  ASSERT_TRUE(region);
+  const auto up = write_random(gpu, *region, kLarge, 92);
+  const std::uint64_t before = bytes_streamed_out(link);
+  Work out;
+  out.to_host(*region, 0, got.data(), kLarge);
+  const std::uint64_t v = gpu.run(out);
+  // The first change the status shows: some ranges out, not all (polled every 10 ms, against
+  // 300 ms between ranges).
+  std::uint64_t seen = 0;
+  while ((seen = bytes_streamed_out(link) - before) == 0 && gpu->signaled() < v) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GT(seen, 0u) << "the copy was done before any range was seen sent";
+  EXPECT_LT(seen, kLarge) << "no range was sent before the last one's copy out completed";
+  gpu.wait(v);
+  EXPECT_EQ(bytes_streamed_out(link) - before, kLarge);
+  EXPECT_EQ(got, up);
 }
 
 // Two GPUs copy out at once: their ranges go out as each GPU's copies complete, so they may
@@ -307,10 +352,7 @@ TEST(GpuStreaming, AConnectionLostInALargeCopysBytesLeavesTheAgentAliveAndItsGpu
   Driven gpu(link, 1);
   auto region = gpu->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region);
-  const auto up = random_bytes(kBytes, 85);
-  Work w;
-  w.to_device(up.data(), *region, 0, kBytes);
-  gpu.wait(gpu.run(w));
+  const auto up = write_random(gpu, *region, kBytes, 85);
   EXPECT_EQ(read_back(gpu, *region, kBytes), up);
   EXPECT_TRUE(agent.alive());
 }

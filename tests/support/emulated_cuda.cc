@@ -135,7 +135,8 @@ struct Driver {
   std::vector<std::unique_ptr<CUstream_st>> streams;
   std::vector<std::unique_ptr<CUevent_st>> events;
   Fault fault;
-  bool held = false;  // slow work waits (rig_emulated_cuda_hold)
+  bool held = false;        // slow work waits (rig_emulated_cuda_hold)
+  std::uint64_t passes = 0;  // while held, slow ops that may still start (rig_emulated_cuda_hold_after)
   std::atomic<std::uint64_t> pageable{0};
 };
 
@@ -229,11 +230,11 @@ bool event_done(const CUevent_st* e, std::uint64_t generation) {
 
 // Whether a stream's front op may run now: a wait once its event completed (a broken or
 // destroyed context's event that had not never does: cuEventSynchronize learns the error, a
-// waiting stream learns nothing), slow work unless the test holds it (rig_emulated_cuda_hold),
-// anything else at once.
+// waiting stream learns nothing), slow work unless the test holds it (rig_emulated_cuda_hold;
+// with passes left, rig_emulated_cuda_hold_after, it may start), anything else at once.
 bool runnable(const Op& op) {
   if (op.kind == Op::kWait) return op.event->completed >= op.generation;
-  return !(op.slow && g().held);
+  return !(op.slow && g().held && g().passes == 0);
 }
 
 void run_op(Op& op) {
@@ -264,6 +265,7 @@ void stream_thread(CUstream_st* s) {
     if (s->queue.empty()) return;
     s->running = true;
     Op& op = s->queue.front();
+    if (op.slow && d.held) --d.passes;  // runnable() let it start on one of the passes left
     const bool delayed = op.slow && d.delay.count() > 0;
     if (s->ctx->sticky == CUDA_SUCCESS && op.fail == CUDA_SUCCESS) {
       lock.unlock();
@@ -886,6 +888,14 @@ __attribute__((visibility("default"))) void rig_emulated_cuda_fail(const char* c
 __attribute__((visibility("default"))) void rig_emulated_cuda_hold(int on) {
   std::lock_guard lock(g().mu);
   g().held = on != 0;
+  g().passes = 0;
+  g().changed.notify_all();
+}
+
+__attribute__((visibility("default"))) void rig_emulated_cuda_hold_after(unsigned n) {
+  std::lock_guard lock(g().mu);
+  g().held = true;
+  g().passes = n;
   g().changed.notify_all();
 }
 

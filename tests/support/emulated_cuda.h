@@ -25,6 +25,9 @@ extern "C" {
 void rig_emulated_cuda_fail(const char* call, unsigned n, int result, int when_run);
 // While on, fills and copies with a host side wait on their streams (everything else runs).
 void rig_emulated_cuda_hold(int on);
+// Holds as rig_emulated_cuda_hold(1) does once the next n fills and copies with a host side (of
+// any stream, in the order they start) ran: a test sees what completed and what did not.
+void rig_emulated_cuda_hold_after(unsigned n);
 // Returns once no stream runs anything or has anything it may run (all empty or blocked).
 void rig_emulated_cuda_settle();
 // Counters since cuInit: copies between pageable host memory and a GPU (the driver's slow,
@@ -44,6 +47,7 @@ struct EmulatedCuda {
   decltype(&rig_emulated_cuda_registered_ranges) registered_ranges = nullptr;
   decltype(&rig_emulated_cuda_hold) hold = nullptr;
   decltype(&rig_emulated_cuda_settle) settle = nullptr;
+  decltype(&rig_emulated_cuda_hold_after) hold_after = nullptr;
   explicit operator bool() const { return fail != nullptr; }
 };
 
@@ -56,7 +60,8 @@ inline EmulatedCuda emulated_cuda() {
   e.registered_ranges = reinterpret_cast<decltype(e.registered_ranges)>(dlsym(lib, "rig_emulated_cuda_registered_ranges"));
   e.hold = reinterpret_cast<decltype(e.hold)>(dlsym(lib, "rig_emulated_cuda_hold"));
   e.settle = reinterpret_cast<decltype(e.settle)>(dlsym(lib, "rig_emulated_cuda_settle"));
-  if (!e.pageable_copies || !e.registered_ranges || !e.hold || !e.settle) e.fail = nullptr;
+  e.hold_after = reinterpret_cast<decltype(e.hold_after)>(dlsym(lib, "rig_emulated_cuda_hold_after"));
+  if (!e.pageable_copies || !e.registered_ranges || !e.hold || !e.settle || !e.hold_after) e.fail = nullptr;
   if (!e.fail) dlclose(lib);  // the emulator stays loaded: its entry points are kept
   return e;
 }
