@@ -196,6 +196,57 @@ TEST(GpuStreaming, ALargeCopyFromAGpuSendsItsFirstRangesWhileItsLaterOnesAreStil
   EXPECT_EQ(got, up);
 }
 
+// Striping follows the whole part's size: a copy out of a GPU sent in 4 MiB ranges crosses the
+// stripes when the part reaches the link's threshold, also where each range stays under it.
+TEST(GpuStreaming, ACopyFromAGpuSentRangeByRangeIsStripedWhenTheWholePartReachesTheThreshold) {
+  RIG_NEED_GPUS();
+  AgentProcess agent({"--max-stripes", "2"});
+  auto job = Job::create();
+  remote::LinkOptions o;
+  o.stripes = 2;
+  o.stripe_min_bytes = 6u << 20;  // above each range's 4 MiB, below the part's 16 MiB
+  remote::Link& link = job->connect(agent.endpoint(), o);
+  ASSERT_EQ(link.stripes(), 2u);
+  std::vector<std::byte> got(kBytes);  // outlives the proxy
+  Driven gpu(link, 1);
+  auto region = gpu->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(region);
+  const auto up = write_random(gpu, *region, kBytes, 93);
+  const std::uint64_t before = bytes_streamed_out(link), striped = link.counters().bytes_striped_in.load();
+  Work out;
+  out.to_host(*region, 0, got.data(), kBytes);
+  gpu.wait(gpu.run(out));
+  EXPECT_EQ(bytes_streamed_out(link) - before, kBytes);
+  EXPECT_EQ(link.counters().bytes_striped_in.load() - striped, kBytes) << "ranges under the threshold took the job's connection";
+  EXPECT_EQ(got, up);
+}
+
+// A GPU's proxy copies into and out of another GPU's memory mapped to it (map_peer): the same
+// ranges, issued on the mapping GPU's stream as they come, or sent as each completes, land
+// exact in the other GPU's memory and back here.
+TEST(GpuStreaming, ALargeCopyThroughAPeerMappingIsStreamedBothWaysAndLandsExact) {
+  RIG_NEED_GPUS();
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  std::vector<std::byte> got(kBytes);  // outlives the proxies
+  Driven a(link, 1), b(link, 2);
+  auto on_b = b->alloc(edge::Memory::kDevice, kBytes);
+  ASSERT_TRUE(on_b);
+  auto mapped = a->map_peer(b.proxy(), *on_b);
+  ASSERT_TRUE(mapped) << "the emulated GPUs reach each other's memory";
+  const std::uint64_t in0 = bytes_streamed(link);
+  const auto up = write_random(a, *mapped, kBytes, 94);
+  EXPECT_EQ(bytes_streamed(link) - in0, kBytes) << "the bytes into the peer's memory were received whole first";
+  EXPECT_EQ(read_back(b, *on_b, kBytes), up) << "the bytes did not land in the peer GPU's memory";
+  const std::uint64_t out0 = bytes_streamed_out(link);
+  Work out;
+  out.to_host(*mapped, 0, got.data(), kBytes);
+  a.wait(a.run(out));
+  EXPECT_EQ(bytes_streamed_out(link) - out0, kBytes);
+  EXPECT_EQ(got, up);
+}
+
 // Two GPUs copy out at once: their ranges go out as each GPU's copies complete, so they may
 // interleave on the connection (the client keeps a FIFO per device: PROTOCOL.md 6.5).
 TEST(GpuStreaming, TwoGpusCopyingOutAtOnceBothLandExact) {
