@@ -3,6 +3,7 @@
 // the agent. Runs in ctest's proxy_tests_emulated_cuda; elsewhere it skips, saying why.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -69,9 +70,7 @@ TEST(GpuFailure, AStickyErrorFailsEveryJobUsingTheGpuWithTheDriversWordsNotOneTh
   }
   // The agent's first host-to-GPU copy fails as it runs, with a sticky error (armed in this
   // test's own agent only: it reads the variable at cuInit).
-  ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
-  AgentProcess agent(std::vector<std::string>{});
-  ::unsetenv("RIG_EMULATED_CUDA_FAIL");
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_FAIL=cuMemcpyAsync:1:700:run"}});  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
 
   {  // the three jobs, ended (their clients gone) at the block's end
     auto first = Job::create(), second = Job::create(), third = Job::create();
@@ -125,14 +124,9 @@ int jobs_running(const std::string& endpoint) {
 // context that broke first, and ends the process where the agent frees or unpins memory such a
 // wait's queued work still names.
 std::unique_ptr<AgentProcess> agent_whose_first_copy_to_a_gpu_fails(const char* gpus = "2") {
-  ::setenv("RIG_EMULATED_CUDA_FAIL", "cuMemcpyAsync:1:700:run", 1);  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
-  ::setenv("RIG_EMULATED_CUDA_GPUS", gpus, 1);
-  auto agent = std::make_unique<AgentProcess>(std::vector<std::string>{});
-  ::unsetenv("RIG_EMULATED_CUDA_FAIL");
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
-  ::unsetenv("RIG_EMULATED_CUDA_GPUS");
-  return agent;
+  return std::make_unique<AgentProcess>(AgentEnv{{"RIG_EMULATED_CUDA_FAIL=cuMemcpyAsync:1:700:run",  // CUDA_ERROR_ILLEGAL_ADDRESS
+                                                   "RIG_EMULATED_CUDA_DELAY_US=300000",
+                                                   std::string("RIG_EMULATED_CUDA_GPUS=") + gpus}});
 }
 
 // Whether the agent comes to run `n` jobs (besides the asking one) within 30 s; stops early if
@@ -175,21 +169,17 @@ bool on_emulated_cuda() { return agent_devices_are_gpus() && emulated_cuda(); }
 // A large copy between this process and a GPU goes in ranges, each a cuMemcpyAsync of the
 // agent's (the memory's zeroing is a fill): out of the GPU, 16 MiB in four ranges, each sent once
 // copied out; into it, 64 MiB copied there range by range as its bytes come. The third range's
-// copy fails as `fail` says, with the first two issued and (300 ms each on the emulator) still
-// queued or done. The job fails with the driver's words; the agent lives (nothing is freed under
+// copy fails as `fail` says, with the first two issued and (300 ms each on the emulator, behind
+// the memory's zeroing) still queued, or done and (out of the GPU) perhaps sent. The job fails with the driver's words; the agent lives (nothing is freed under
 // the queued copies: the emulator would end it) and the GPU serves the next job. (Staging of
 // these sizes given back is kept as a spare, still pinned; GpuStreaming.AConnectionLostInA...
 // covers a part too large for that.)
 void expect_a_copy_failing_in_its_third_range_to_fail_the_job_alone(bool out, const char* fail,
                                                                      const std::string& words) {
-  ::setenv("RIG_EMULATED_CUDA_FAIL", fail, 1);
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
-  AgentProcess agent(std::vector<std::string>{});
-  ::unsetenv("RIG_EMULATED_CUDA_FAIL");
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
-  const std::uint64_t bytes = out ? 16u << 20 : 64u << 20;
+  AgentProcess agent(AgentEnv{{std::string("RIG_EMULATED_CUDA_FAIL=") + fail, "RIG_EMULATED_CUDA_DELAY_US=300000"}});
+  const std::uint64_t bytes = out ? 16u << 20 : 64u << 20, range = 4u << 20;
+  std::vector<std::byte> here(bytes, std::byte{0x3c});  // outlives the proxy; the GPU's memory is zeroed
   {
-    std::vector<std::byte> here(bytes, std::byte{0x3c});  // outlives the proxy
     auto job = Job::create();
     Driven gpu(job->connect(agent.endpoint()), 1);
     auto region = gpu->alloc(edge::Memory::kDevice, bytes);
@@ -203,6 +193,15 @@ void expect_a_copy_failing_in_its_third_range_to_fail_the_job_alone(bool out, co
     static_cast<void>(gpu.submit(w));  // committed, or failed already (the job's failure says why either way)
     const std::string why = failure_of(*job);
     EXPECT_NE(why.find(words), std::string::npos) << why;
+  }  // the proxy stopped: nothing writes `here` any more
+  if (out) {
+    // The third range and those after it were never sent; of the first two, each one sent is
+    // whole and exact (zeros), one not sent is untouched.
+    for (std::uint64_t at = 0; at < bytes; at += range) {
+      const bool zeros = std::all_of(here.begin() + at, here.begin() + at + range, [](std::byte b) { return b == std::byte{0}; });
+      const bool untouched = std::all_of(here.begin() + at, here.begin() + at + range, [](std::byte b) { return b == std::byte{0x3c}; });
+      EXPECT_TRUE(at < 2 * range ? zeros || untouched : untouched) << "the range at " << (at >> 20) << " MiB";
+    }
   }
   expect_the_job_ended_and_both_gpus_serve(agent, 1);
 }

@@ -36,9 +36,7 @@ TEST(GpuPolling, AnAgentThatSpinsReportsAGpusCompletionWhileItSpinsNotAfter) {
   // On the emulated driver each copy with a host side waits 20 ms on its stream, so it is done
   // only once the agent spins, never already at the look before its read (a GPU's tiny copy
   // may be: there the test cannot tell, and passes).
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "20000", 1);
-  AgentProcess agent({"--poll-us", "1000000"});
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_DELAY_US=20000"}}, {"--poll-us", "1000000"});
   auto job = Job::create();
   remote::LinkOptions options;
   options.poll_us = 0;  // the agent's spin is the one under test

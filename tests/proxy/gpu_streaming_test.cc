@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent_process.h"
+#include "emulated_cuda.h"
 #include "random_bytes.h"
 #include "rig/engine/faulty_socket.h"
 #include "rig/harness/runtime.h"
@@ -41,6 +42,20 @@ constexpr std::uint64_t kBytes = 16u << 20;  // four of the agent's 4 MiB ranges
       GTEST_SKIP() << "skipped: needs the agent's devices on GPUs (RIG_TEST_DEVICES=cuda; ctest -R "     \
                       "proxy_tests_emulated_cuda)";                                                      \
     }                                                                                                    \
+  } while (0)
+
+// Tests that hold the GPU's copies with the emulator's delay (a real GPU's take microseconds, so
+// what they look for in between cannot be seen there).
+#define RIG_NEED_EMULATED_GPUS()                                                                         \
+  do {                                                                                                   \
+    RIG_NEED_GPUS();                                                                                     \
+    if (!emulated_cuda()) GTEST_SKIP() << "skipped: times the GPU's copies with the emulated driver";    \
+  } while (0)
+
+// Skips unless the agent has two GPUs (a one-GPU host: scripts/gpu-check on the H200).
+#define RIG_NEED_TWO_GPUS(link)                                                                          \
+  do {                                                                                                   \
+    if ((link).accounts().size() < 3) GTEST_SKIP() << "skipped: one GPU";                                \
   } while (0)
 
 // The job's staged bytes the agent copied to a device as they came, as its status says.
@@ -167,11 +182,9 @@ TEST(GpuStreaming, ALargeCopyFromAGpuIsSentRangeByRangeAsItsCopiesOutCompleteAnd
 // later ones are still being copied out (each range goes once its own copy out completed, not
 // once the last one did), and the copy lands exact.
 TEST(GpuStreaming, ALargeCopyFromAGpuSendsItsFirstRangesWhileItsLaterOnesAreStillCopiedOut) {
-  RIG_NEED_GPUS();
+  RIG_NEED_EMULATED_GPUS();
   constexpr std::uint64_t kLarge = 2 * kBytes;
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
-  AgentProcess agent;
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_DELAY_US=300000"}});
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   std::vector<std::byte> got(kLarge);  // outlives the proxy
@@ -229,11 +242,13 @@ TEST(GpuStreaming, ALargeCopyThroughAPeerMappingIsStreamedBothWaysAndLandsExact)
   AgentProcess agent;
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  RIG_NEED_TWO_GPUS(link);
   std::vector<std::byte> got(kBytes);  // outlives the proxies
   Driven a(link, 1), b(link, 2);
   auto on_b = b->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(on_b);
   auto mapped = a->map_peer(b.proxy(), *on_b);
+  if (!mapped && !emulated_cuda()) GTEST_SKIP() << "skipped: the GPUs do not reach each other's memory";
   ASSERT_TRUE(mapped) << "the emulated GPUs reach each other's memory";
   const std::uint64_t in0 = bytes_streamed(link);
   const auto up = write_random(a, *mapped, kBytes, 94);
@@ -254,6 +269,7 @@ TEST(GpuStreaming, TwoGpusCopyingOutAtOnceBothLandExact) {
   AgentProcess agent;
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
+  RIG_NEED_TWO_GPUS(link);
   std::vector<std::byte> got_a(2 * kBytes), got_b(2 * kBytes);
   Driven a(link, 1), b(link, 2);
   auto scratch_a = a->alloc(edge::Memory::kDevice, 2 * kBytes), region_a = a->alloc(edge::Memory::kDevice, 2 * kBytes);
@@ -336,10 +352,8 @@ TEST(GpuStreaming, ACopyQueuedBehindAWaitingHandoverIsNotCopiedAheadOfIt) {
 // are copied there as they come, behind the earlier copy on the GPU's stream, and the later
 // bytes are the ones that stay.
 TEST(GpuStreaming, ACopyThatComesWhileTheGpusEarlierWorkRunsIsCopiedThereAsItComesBehindThatWork) {
-  RIG_NEED_GPUS();
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "500000", 1);
-  AgentProcess agent;
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
+  RIG_NEED_EMULATED_GPUS();
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_DELAY_US=500000"}});
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   const auto first = random_bytes(4096, 90), later = random_bytes(kBytes, 91);
@@ -376,11 +390,7 @@ TEST(GpuStreaming, AConnectionLostInALargeCopysBytesLeavesTheAgentAliveAndItsGpu
   // given back is unpinned and freed at once, not kept (where the mutant that gives it back under
   // the copies would go unseen).
   static_assert(kLarge > (256u << 20));
-  ::setenv("RIG_EMULATED_CUDA_DELAY_US", "300000", 1);
-  ::setenv("RIG_EMULATED_CUDA_MEMORY", std::to_string(512u << 20).c_str(), 1);
-  AgentProcess agent;
-  ::unsetenv("RIG_EMULATED_CUDA_DELAY_US");
-  ::unsetenv("RIG_EMULATED_CUDA_MEMORY");
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_DELAY_US=300000", "RIG_EMULATED_CUDA_MEMORY=" + std::to_string(512u << 20)}});
   {
     auto job = Job::create();
     remote::LinkOptions o;

@@ -32,12 +32,21 @@ struct TestSecretFile {
 const TestSecretFile g_secret_file;
 
 // The environment without the secret's variables (an open agent's).
-std::vector<char*> environment_without_secret() {
+// This process's environment for an agent: without the secret if `open`, with `vars` over
+// what it has (their strings stay in `vars`).
+std::vector<char*> agent_environment(bool open, std::vector<std::string>& vars) {
+  auto named = [](std::string_view entry, std::string_view var) {
+    const std::size_t eq = var.find('=');
+    return entry.substr(0, entry.find('=')) == var.substr(0, eq);
+  };
   std::vector<char*> env;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view v(*e);
-    if (v.rfind("RIG_SECRET_FILE=", 0) != 0 && v.rfind("RIG_SECRET=", 0) != 0) env.push_back(*e);
+    if (open && (v.rfind("RIG_SECRET_FILE=", 0) == 0 || v.rfind("RIG_SECRET=", 0) == 0)) continue;
+    if (std::any_of(vars.begin(), vars.end(), [&](const std::string& s) { return named(v, s); })) continue;
+    env.push_back(*e);
   }
+  for (std::string& s : vars) env.push_back(s.data());
   env.push_back(nullptr);
   return env;
 }
@@ -96,10 +105,11 @@ bool agent_devices_are_gpus() {
 
 engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
 
-AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper) {
-  std::vector<char*> env = open ? environment_without_secret() : std::vector<char*>{};
+AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper, AgentEnv vars) {
+  const bool own = open || !vars.vars.empty();
+  std::vector<char*> env = own ? agent_environment(open, vars.vars) : std::vector<char*>{};
   // A generous bound: agents start in milliseconds, also under the sanitizers and wrappers.
-  harness::AgentChild child = harness::spawn_agent(agent_command(args, wrapper), open ? env.data() : nullptr, 60000);
+  harness::AgentChild child = harness::spawn_agent(agent_command(args, wrapper), own ? env.data() : nullptr, 60000);
   pid_ = child.pid;
   endpoint_ = std::move(child.endpoint);
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rig/engine/secret.h"
@@ -19,13 +20,23 @@ namespace rig::test {
 // prove it.
 engine::Secret test_secret();
 
+// Variables ("NAME=VALUE") set in an agent's environment only, over this process's: the
+// emulated driver's (emulated_cuda.h), read at the agent's cuInit. Never setenv in the test
+// process: that would also change what ctest set for the tests that follow.
+struct AgentEnv {
+  std::vector<std::string> vars;
+};
+
 class AgentProcess {
  public:
   // `args` may name `--listen ADDRESS:0`; loopback otherwise.
   // `open`: the agent runs without a secret (its environment has none).
   // `wrapper`: a command that runs the agent (e.g. {"prlimit", "--nofile=32"}).
+  // `env`: set in the agent's environment only.
   explicit AgentProcess(std::vector<std::string> args = {}, bool open = false,
-                        std::vector<std::string> wrapper = {});
+                        std::vector<std::string> wrapper = {}, AgentEnv env = {});
+  explicit AgentProcess(AgentEnv env, std::vector<std::string> args = {})
+      : AgentProcess(std::move(args), false, {}, std::move(env)) {}
   ~AgentProcess();
   AgentProcess(const AgentProcess&) = delete;
   AgentProcess& operator=(const AgentProcess&) = delete;

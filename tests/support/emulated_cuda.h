@@ -26,7 +26,9 @@ void rig_emulated_cuda_fail(const char* call, unsigned n, int result, int when_r
 // While on, fills and copies with a host side wait on their streams (everything else runs).
 void rig_emulated_cuda_hold(int on);
 // Holds as rig_emulated_cuda_hold(1) does once the next n fills and copies with a host side (of
-// any stream, in the order they start) ran: a test sees what completed and what did not.
+// any stream, in the order they start) started: a test sees what completed and what did not.
+// One that fails as it runs (injected, or in a broken context) uses a pass too; copies on the
+// pageable path are neither held nor counted.
 void rig_emulated_cuda_hold_after(unsigned n);
 // Returns once no stream runs anything or has anything it may run (all empty or blocked).
 void rig_emulated_cuda_settle();
