@@ -1,9 +1,22 @@
 #include "rig/harness/runtime.h"
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace rig::harness {
+
+namespace {
+
+// The agent's account of device `id`; throws where the agent has no such device.
+const wire::Account& account_of(const remote::Link& link, std::uint32_t id) {
+  const wire::Account* a = link.account(id);
+  if (a == nullptr) throw std::invalid_argument("the agent has no device " + std::to_string(id));
+  return *a;
+}
+
+}  // namespace
 
 rig_side host_side(const void* p) { return rig_side{const_cast<void*>(p), 0, 0}; }
 
@@ -71,7 +84,7 @@ Driven::Driven(remote::Link& link, const wire::Account& account, remote::abi::Ca
 }
 
 Driven::Driven(remote::Link& link, std::uint32_t device_id, std::uint64_t initial_word)
-    : Driven(link, *link.account(device_id),
+    : Driven(link, account_of(link, device_id),
              device_id == 0 ? remote::abi::Capability{remote::abi::Host{}}
                             : remote::abi::Capability{remote::abi::Device{device_id}},
              initial_word) {}

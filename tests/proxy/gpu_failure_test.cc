@@ -70,7 +70,9 @@ TEST(GpuFailure, AStickyErrorFailsEveryJobUsingTheGpuWithTheDriversWordsNotOneTh
   }
   // The agent's first host-to-GPU copy fails as it runs, with a sticky error (armed in this
   // test's own agent only: it reads the variable at cuInit).
-  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_FAIL=cuMemcpyAsync:1:700:run"}});  // 700: CUDA_ERROR_ILLEGAL_ADDRESS
+  // Two GPUs, also where the suite runs the emulator with one (as on a one-GPU host).
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_FAIL=cuMemcpyAsync:1:700:run",  // CUDA_ERROR_ILLEGAL_ADDRESS
+                               "RIG_EMULATED_CUDA_GPUS=2"}});
 
   {  // the three jobs, ended (their clients gone) at the block's end
     auto first = Job::create(), second = Job::create(), third = Job::create();

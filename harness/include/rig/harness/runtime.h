@@ -51,6 +51,7 @@ class Driven {
  public:
   Driven(remote::Link& link, const wire::Account& account, remote::abi::Capability capability,
          std::uint64_t initial_word = 0);
+  // Throws std::invalid_argument where the link's agent has no device `device_id`.
   Driven(remote::Link& link, std::uint32_t device_id, std::uint64_t initial_word = 0);
   ~Driven();
 
