@@ -20,6 +20,7 @@
 
 #include "agent_process.h"
 #include "emulated_cuda.h"
+#include "fixture.h"
 #include "random_bytes.h"
 #include "rig/engine/faulty_socket.h"
 #include "rig/harness/runtime.h"
@@ -50,12 +51,6 @@ constexpr std::uint64_t kBytes = 16u << 20;  // four of the agent's 4 MiB ranges
   do {                                                                                                   \
     RIG_NEED_GPUS();                                                                                     \
     if (!emulated_cuda()) GTEST_SKIP() << "skipped: times the GPU's copies with the emulated driver";    \
-  } while (0)
-
-// Skips unless the agent has two GPUs (a one-GPU host: scripts/gpu-check on the H200).
-#define RIG_NEED_TWO_GPUS(link)                                                                          \
-  do {                                                                                                   \
-    if ((link).accounts().size() < 3) GTEST_SKIP() << "skipped: one GPU";                                \
   } while (0)
 
 // The job's staged bytes the agent copied to a device as they came, as its status says.
@@ -242,7 +237,7 @@ TEST(GpuStreaming, ALargeCopyThroughAPeerMappingIsStreamedBothWaysAndLandsExact)
   AgentProcess agent;
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
-  RIG_NEED_TWO_GPUS(link);
+  RIG_NEED_DEVICES(link, 2);  // two GPUs (the H200 host has one)
   std::vector<std::byte> got(kBytes);  // outlives the proxies
   Driven a(link, 1), b(link, 2);
   auto on_b = b->alloc(edge::Memory::kDevice, kBytes);
@@ -269,7 +264,7 @@ TEST(GpuStreaming, TwoGpusCopyingOutAtOnceBothLandExact) {
   AgentProcess agent;
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
-  RIG_NEED_TWO_GPUS(link);
+  RIG_NEED_DEVICES(link, 2);  // two GPUs (the H200 host has one)
   std::vector<std::byte> got_a(2 * kBytes), got_b(2 * kBytes);
   Driven a(link, 1), b(link, 2);
   auto scratch_a = a->alloc(edge::Memory::kDevice, 2 * kBytes), region_a = a->alloc(edge::Memory::kDevice, 2 * kBytes);
