@@ -275,7 +275,19 @@ int LinkCore::send_request(wire::Request request, std::span<const std::byte> tai
   return connection_->send_combined({iov, tail.empty() ? 1u : 2u});
 }
 
-void LinkCore::fail_send(int rc) { job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc)); }
+void LinkCore::fail_send(int rc) {
+  if (rc == -EPIPE || rc == -ECONNRESET) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kSendFailureGraceNs);
+    for (;;) {
+      const std::uint32_t seen = events();  // before the looks: a change after them ends the wait
+      if (receiver_ended() || job_.failed()) break;
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      wait_event(seen, left.count());
+    }
+  }
+  job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
+}
 
 std::string Link::agent_status() { return LinkCore::of(*this).query_status(); }
 

@@ -99,6 +99,13 @@ class LinkCore final : public Link {
 
   /// Whether the receiving thread has ended (no byte of a copy may land any more).
   bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
+  /// Fails the job for a send that returned -errno `rc`. A send broken by the agent's close
+  /// (EPIPE, ECONNRESET) first waits, at most kSendFailureGraceNs, for the receiving thread to
+  /// end or the job to fail: the agent may have ended the job first and said why in a failure
+  /// still queued here, which the receiving thread reads before it ends, and the job keeps the
+  /// first failure, so the agent's reason (the root cause) is the one kept.
+  void fail_send(int rc);
+  static constexpr std::int64_t kSendFailureGraceNs = 500'000'000;
 
   /// Tells the agent the job closes (a kClose, only if the connection is idle: it never
   /// waits), then shuts the connection down (every blocked send and receive returns).
@@ -128,8 +135,6 @@ class LinkCore final : public Link {
   AgentAnswer await_answer(PendingRequest& req);
   /// Frames and sends a request (its tail_length set from `tail`): 0 or -errno.
   int send_request(wire::Request request, std::span<const std::byte> tail);
-  /// Fails the job for a send that returned -errno `rc`.
-  void fail_send(int rc);
   bool on_bytes(const wire::Bytes& bytes, std::string& why);
   /// Checks a done report and adds it to the pending run (see pending_done_).
   bool on_done(const wire::Done& done, std::string& why);

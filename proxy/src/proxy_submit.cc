@@ -258,7 +258,7 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
   slot_->handed_over.store(true, std::memory_order_release);
   const int rc = plan.posted() ? send_posted(s, value) : send_holding(s, value, staging);
   if (rc != 0) {
-    job_->fail("link to agent " + link_.endpoint() + ": send failed: " + std::strerror(-rc));
+    link_.fail_send(rc);
     return fail_submit(why, job_->fault_text());
   }
   return RIG_COMMITTED;
