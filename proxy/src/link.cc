@@ -322,9 +322,7 @@ void LinkCore::release(std::uint64_t id, wire::ReleaseKind kind) {
   const auto framed = wire::encode(wire::Release{id, static_cast<std::uint16_t>(kind), 0, 0});
   const iovec iov = engine::to_iov(&framed, sizeof framed);
   const int rc = connection_->send_combined({&iov, 1});
-  if (rc != 0 && !job_.closing()) {
-    job_.fail("link to agent " + endpoint_ + ": send failed: " + std::strerror(-rc));
-  }
+  if (rc != 0 && !job_.closing()) fail_send(rc);
 }
 
 }  // namespace rig::remote

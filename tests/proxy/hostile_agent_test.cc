@@ -2,14 +2,23 @@
 // into this process's memory, and wakes every blocked call (DESIGN invariants 2, 7, 8).
 #include <gtest/gtest.h>
 
+#include <linux/sockios.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <thread>
+#include <vector>
 
 #include "agent_process.h"
 #include "rig/engine/faulty_socket.h"
@@ -155,6 +164,141 @@ TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobClo
   const Driven::Submitted s = submitted.get();
   EXPECT_EQ(s.rc, RIG_FAILED);
   EXPECT_NE(s.why.find("closed"), std::string::npos) << s.why;
+}
+
+// Holds the thread it is delivered to (the link's receiving thread) until the test lets go: only
+// atomics and nanosleep, which a signal handler may use.
+std::atomic<int> receiver_held{0};     // release: pairs with the test's acquire (the thread is held)
+std::atomic<int> receiver_let_go{0};   // release by the test; acquire here
+void hold_this_thread(int) {
+  receiver_held.store(1, std::memory_order_release);
+  while (receiver_let_go.load(std::memory_order_acquire) == 0) {
+    const timespec ms{0, 1'000'000};
+    ::nanosleep(&ms, nullptr);
+  }
+}
+
+// The thread ids of this process's threads named `name`.
+std::vector<pid_t> threads_named(const std::string& name) {
+  std::vector<pid_t> tids;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string got;
+    if (std::getline(comm, got) && got == name) tids.push_back(std::stoi(task.path().filename().string()));
+  }
+  return tids;
+}
+
+// An agent that fails a job says why, then resets the connection: a send of the client then fails
+// with EPIPE or ECONNRESET while the failure lies unread in its socket. The order is forced: the
+// link's receiving thread is held in a signal handler until the send has failed (or 100 ms have
+// passed), so the broken send comes first. `call` makes the send (on a 64 MiB device object);
+// with `mid_call` the agent resets once `call`'s bytes arrive, else before `call` runs. Returns
+// `call`'s result and the job's root cause (SEMANTICS "The agent's reason over a broken send").
+struct BrokenSend {
+  std::string reason = "device 1 caught fire";
+  std::string root_cause;
+  std::string returned;  // what `call` returned
+};
+BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
+                                             const std::function<std::string(Driven&, const remote::Region&)>& call) {
+  BrokenSend out;
+  std::promise<void> go;
+  std::shared_future<void> gone = go.get_future().share();
+  FakeAgent agent(1, [reason = out.reason, gone, mid_call](int fd) {
+    answer_next_request(fd);
+    gone.wait();
+    for (int i = 0, queued = 0; mid_call && i < 10'000 && queued == 0; ++i) {  // `call`'s bytes arriving
+      if (::ioctl(fd, FIONREAD, &queued) != 0) return;
+      if (queued == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    send_msg(fd, wire::MsgType::kFailure, wire::Failure{1, static_cast<std::uint32_t>(reason.size())},
+             std::as_bytes(std::span(reason)));
+    // Once the failure has left this socket (it then lies in the client's), reset the connection:
+    // connect(AF_UNSPEC) disconnects a TCP socket with a reset and leaves the fd to FakeAgent.
+    for (int i = 0, unsent = 1; i < 10'000 && unsent > 0; ++i) {
+      if (::ioctl(fd, SIOCOUTQNSD, &unsent) != 0) return;
+      if (unsent > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    sockaddr none{};
+    none.sa_family = AF_UNSPEC;
+    ::connect(fd, &none, sizeof none);
+  });
+  struct GoAtEnd {  // on every path out: the agent's thread must not stay waiting
+    std::promise<void>& go;
+    bool set = false;
+    void now() { set = true, go.set_value(); }
+    ~GoAtEnd() { if (!set) go.set_value(); }
+  } go_at_end{go};
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64u << 20);
+  EXPECT_TRUE(region.has_value());
+  if (!region) return out;
+
+  const std::vector<pid_t> receivers = threads_named("rig-recv");
+  EXPECT_EQ(receivers.size(), 1u) << "expected this job's one receiving thread";
+  if (receivers.size() != 1) return out;
+  struct sigaction hold{}, before{};
+  hold.sa_handler = hold_this_thread;
+  ::sigemptyset(&hold.sa_mask);
+  hold.sa_flags = SA_RESTART;
+  EXPECT_EQ(::sigaction(SIGUSR2, &hold, &before), 0);
+  receiver_held.store(0, std::memory_order_relaxed);
+  receiver_let_go.store(0, std::memory_order_relaxed);
+  struct LetGoAtEnd {  // on every path out: the receiving thread must not stay held
+    struct sigaction before;
+    ~LetGoAtEnd() {
+      receiver_let_go.store(1, std::memory_order_release);  // pairs with hold_this_thread's acquire
+      ::sigaction(SIGUSR2, &before, nullptr);
+    }
+  } let_go_at_end{before};
+  EXPECT_EQ(::syscall(SYS_tgkill, ::getpid(), receivers[0], SIGUSR2), 0);
+  for (int i = 0; i < 10'000 && receiver_held.load(std::memory_order_acquire) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(receiver_held.load(std::memory_order_acquire), 1) << "the receiving thread never took the signal";
+
+  std::future<std::string> called;
+  if (mid_call) {
+    called = std::async(std::launch::async, [&] { return call(dev, *region); });
+    go_at_end.now();
+    agent.join();
+  } else {
+    go_at_end.now();
+    agent.join();
+    called = std::async(std::launch::async, [&] { return call(dev, *region); });
+  }
+  // The send fails at the reset. Without the wait for the agent's reason, `call` returns now,
+  // having failed the job with "send failed"; with it, it waits for the receiving thread, held.
+  called.wait_for(std::chrono::milliseconds(100));
+  receiver_let_go.store(1, std::memory_order_release);  // pairs with hold_this_thread's acquire
+  EXPECT_EQ(called.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  out.returned = called.get();
+  out.root_cause = root_cause(*job);
+  job->close();
+  return out;
+}
+
+TEST(HostileAgent, AFailureTheAgentSentBeforeResettingIsTheRootCauseNotTheBrokenSendOfASubmit) {
+  std::vector<std::byte> up(64u << 20, std::byte{1});
+  const BrokenSend b = the_root_cause_over_a_broken_send(true, [&up](Driven& dev, const remote::Region& region) {
+    Work w;
+    w.to_device(up.data(), region, 0, up.size());
+    const Driven::Submitted s = dev.submit(w);
+    return s.rc == RIG_FAILED ? s.why : std::string("committed");
+  });
+  EXPECT_NE(b.root_cause.find(b.reason), std::string::npos) << b.root_cause;
+  EXPECT_EQ(b.returned, b.root_cause);  // RIG_FAILED with the root cause
+}
+
+TEST(HostileAgent, AFailureTheAgentSentBeforeResettingIsTheRootCauseNotTheBrokenSendOfAFree) {
+  const BrokenSend b = the_root_cause_over_a_broken_send(false, [](Driven& dev, const remote::Region& region) {
+    dev->free(region);
+    return std::string();
+  });
+  EXPECT_NE(b.root_cause.find(b.reason), std::string::npos) << b.root_cause;
 }
 
 TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
