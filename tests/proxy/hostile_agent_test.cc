@@ -6,15 +6,9 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <future>
 #include <thread>
@@ -23,6 +17,7 @@
 #include "agent_process.h"
 #include "rig/engine/faulty_socket.h"
 #include "raw_peer.h"
+#include "thread_hold.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
@@ -166,29 +161,6 @@ TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobClo
   EXPECT_NE(s.why.find("closed"), std::string::npos) << s.why;
 }
 
-// Holds the thread it is delivered to (the link's receiving thread) until the test lets go: only
-// atomics and nanosleep, which a signal handler may use.
-std::atomic<int> receiver_held{0};     // release: pairs with the test's acquire (the thread is held)
-std::atomic<int> receiver_let_go{0};   // release by the test; acquire here
-void hold_this_thread(int) {
-  receiver_held.store(1, std::memory_order_release);
-  while (receiver_let_go.load(std::memory_order_acquire) == 0) {
-    const timespec ms{0, 1'000'000};
-    ::nanosleep(&ms, nullptr);
-  }
-}
-
-// The thread ids of this process's threads named `name`.
-std::vector<pid_t> threads_named(const std::string& name) {
-  std::vector<pid_t> tids;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string got;
-    if (std::getline(comm, got) && got == name) tids.push_back(std::stoi(task.path().filename().string()));
-  }
-  return tids;
-}
-
 // An agent that fails a job says why, then resets the connection: a send of the client then fails
 // with EPIPE or ECONNRESET while the failure lies unread in its socket. The order is forced: the
 // link's receiving thread is held in a signal handler until the send has failed (or 100 ms have
@@ -237,28 +209,9 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   EXPECT_TRUE(region.has_value());
   if (!region) return out;
 
-  const std::vector<pid_t> receivers = threads_named("rig-recv");
-  EXPECT_EQ(receivers.size(), 1u) << "expected this job's one receiving thread";
-  if (receivers.size() != 1) return out;
-  struct sigaction hold{}, before{};
-  hold.sa_handler = hold_this_thread;
-  ::sigemptyset(&hold.sa_mask);
-  hold.sa_flags = SA_RESTART;
-  EXPECT_EQ(::sigaction(SIGUSR2, &hold, &before), 0);
-  receiver_held.store(0, std::memory_order_relaxed);
-  receiver_let_go.store(0, std::memory_order_relaxed);
-  struct LetGoAtEnd {  // on every path out: the receiving thread must not stay held
-    struct sigaction before;
-    ~LetGoAtEnd() {
-      receiver_let_go.store(1, std::memory_order_release);  // pairs with hold_this_thread's acquire
-      ::sigaction(SIGUSR2, &before, nullptr);
-    }
-  } let_go_at_end{before};
-  EXPECT_EQ(::syscall(SYS_tgkill, ::getpid(), receivers[0], SIGUSR2), 0);
-  for (int i = 0; i < 10'000 && receiver_held.load(std::memory_order_acquire) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_EQ(receiver_held.load(std::memory_order_acquire), 1) << "the receiving thread never took the signal";
+  ThreadHold receiver("rig-recv");  // the job's one receiving thread, held until let go
+  EXPECT_TRUE(receiver.held()) << receiver.error();
+  if (!receiver.held()) return out;
 
   std::future<std::string> called;
   if (mid_call) {
@@ -273,7 +226,7 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   // The send fails at the reset. Without the wait for the agent's reason, `call` returns now,
   // having failed the job with "send failed"; with it, it waits for the receiving thread, held.
   called.wait_for(std::chrono::milliseconds(100));
-  receiver_let_go.store(1, std::memory_order_release);  // pairs with hold_this_thread's acquire
+  receiver.let_go();
   EXPECT_EQ(called.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   out.returned = called.get();
   out.root_cause = root_cause(*job);
