@@ -1,5 +1,8 @@
 #include "rig/remote/job.h"
 
+#include <new>
+#include <thread>
+
 #include "link_core.h"
 #include "rig/edge.hpp"
 
@@ -66,8 +69,18 @@ void Job::fail(const std::string& why) {
   if (closing()) return;
   bool expected = false;
   // acq_rel: one thread wins; it alone writes root_cause_.
-  if (!claimed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
-  root_cause_ = why;
+  if (!claimed_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+    // Another thread won and is writing the root cause: return once it is published, so that
+    // this caller's fault_text() is the root cause, never "". The winner sets kFailed always,
+    // right after one string copy. acquire: pairs with the winner's release below.
+    while ((state_.load(std::memory_order_acquire) & kFailed) == 0) std::this_thread::yield();
+    return;
+  }
+  try {
+    root_cause_ = why;
+  } catch (const std::bad_alloc&) {
+    root_cause_ = "out of memory";  // fits the string's own buffer: allocates nothing
+  }
   // release: publishes root_cause_ to every acquire load of state_ that sees kFailed.
   state_.fetch_or(kFailed, std::memory_order_release);
   std::lock_guard lock(links_mu_);

@@ -23,6 +23,7 @@
 #include "rig/engine/stripe_set.h"
 #include "rig/engine/tcp.h"
 #include "rig/remote/job.h"
+#include "rig/remote/test_hook.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {
@@ -276,11 +277,13 @@ int LinkCore::send_request(wire::Request request, std::span<const std::byte> tai
 }
 
 void LinkCore::fail_send(int rc) {
+  test_hook::at(test_hook::Point::kSendFailed, 0);
   if (rc == -EPIPE || rc == -ECONNRESET) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kSendFailureGraceNs);
     for (;;) {
       const std::uint32_t seen = events();  // before the looks: a change after them ends the wait
-      if (receiver_ended() || job_.failed()) break;
+      // over: failed, or the close began (then the break is the close's own, and fail a no-op).
+      if (receiver_ended() || job_.over()) break;
       const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(until - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       wait_event(seen, left.count());

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -17,10 +18,12 @@
 #include "agent_process.h"
 #include "rig/engine/faulty_socket.h"
 #include "raw_peer.h"
+#include "process_facts.h"
 #include "thread_hold.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
+#include "rig/remote/test_hook.h"
 
 namespace rig::test {
 namespace {
@@ -163,10 +166,15 @@ TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobClo
 
 // An agent that fails a job says why, then resets the connection: a send of the client then fails
 // with EPIPE or ECONNRESET while the failure lies unread in its socket. The order is forced: the
-// link's receiving thread is held in a signal handler until the send has failed (or 100 ms have
-// passed), so the broken send comes first. `call` makes the send (on a 64 MiB device object);
+// link's receiving thread is held in a signal handler until the send has failed (the link's
+// test hook kSendFailed), so the broken send comes first. `call` makes the send (on a 64 MiB device object);
 // with `mid_call` the agent resets once `call`'s bytes arrive, else before `call` runs. Returns
 // `call`'s result and the job's root cause (SEMANTICS "The agent's reason over a broken send").
+std::atomic<bool> g_send_failed{false};  // release in the hook; acquire by the test
+void note_send_failed(remote::test_hook::Point p, std::uint32_t) {
+  if (p == remote::test_hook::Point::kSendFailed) g_send_failed.store(true, std::memory_order_release);
+}
+
 struct BrokenSend {
   std::string reason = "device 1 caught fire";
   std::string root_cause;
@@ -186,11 +194,12 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
     }
     send_msg(fd, wire::MsgType::kFailure, wire::Failure{1, static_cast<std::uint32_t>(reason.size())},
              std::as_bytes(std::span(reason)));
-    // Once the failure has left this socket (it then lies in the client's), reset the connection:
-    // connect(AF_UNSPEC) disconnects a TCP socket with a reset and leaves the fd to FakeAgent.
-    for (int i = 0, unsent = 1; i < 10'000 && unsent > 0; ++i) {
-      if (::ioctl(fd, SIOCOUTQNSD, &unsent) != 0) return;
-      if (unsent > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Once the client's kernel acknowledged the failure (it then lies in the client's socket),
+    // reset the connection: connect(AF_UNSPEC) disconnects a TCP socket with a reset and leaves
+    // the fd to FakeAgent.
+    for (int i = 0, unacked = 1; i < 10'000 && unacked > 0; ++i) {
+      if (::ioctl(fd, SIOCOUTQ, &unacked) != 0) return;
+      if (unacked > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     sockaddr none{};
     none.sa_family = AF_UNSPEC;
@@ -212,6 +221,11 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   ThreadHold receiver("rig-recv");  // the job's one receiving thread, held until let go
   EXPECT_TRUE(receiver.held()) << receiver.error();
   if (!receiver.held()) return out;
+  g_send_failed.store(false, std::memory_order_relaxed);
+  remote::test_hook::set(&note_send_failed);  // release: the store above comes first
+  struct NoHookAtEnd {
+    ~NoHookAtEnd() { remote::test_hook::set(nullptr); }
+  } no_hook_at_end;
 
   std::future<std::string> called;
   if (mid_call) {
@@ -223,9 +237,10 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
     agent.join();
     called = std::async(std::launch::async, [&] { return call(dev, *region); });
   }
-  // The send fails at the reset. Without the wait for the agent's reason, `call` returns now,
-  // having failed the job with "send failed"; with it, it waits for the receiving thread, held.
-  called.wait_for(std::chrono::milliseconds(100));
+  // The send fails at the reset. Without the wait for the agent's reason, `call` fails the job
+  // with "send failed" at once; with it, it waits for the receiving thread, let go only now.
+  EXPECT_GE(within(std::chrono::seconds(10), [] { return g_send_failed.load(std::memory_order_acquire); }).count(), 0)
+      << "no send failed";
   receiver.let_go();
   EXPECT_EQ(called.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   out.returned = called.get();

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,11 +21,13 @@ std::atomic<int> g_held{0};     // release in the handler; acquire by the test (
 std::atomic<int> g_let_go{0};   // release by the test; acquire in the handler
 
 void hold_this_thread(int) {
+  const int saved_errno = errno;  // the interrupted code's (nanosleep may set it)
   g_held.store(1, std::memory_order_release);
   while (g_let_go.load(std::memory_order_acquire) == 0) {
     const timespec ms{0, 1'000'000};
     ::nanosleep(&ms, nullptr);
   }
+  errno = saved_errno;
 }
 
 std::vector<pid_t> threads_named(const std::string& name) {

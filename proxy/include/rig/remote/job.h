@@ -36,6 +36,8 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
 
   /// Fails the job with `why` as its root cause, unless it failed already or its close began:
   /// the first cause wins. Shuts every link's connections down and wakes every blocked call.
+  /// Once it returns, the job has failed or its close began, so fault_text() is not "" (also
+  /// for a caller whose cause lost to another thread's, written meanwhile).
   void fail(const std::string& why);
 
   /// Whether the job has failed (fault_text() is then its root cause).

@@ -1,6 +1,7 @@
-// A test's hold on the stop/receiver handshake (proxy/src/proxy_slot.h): the receiving thread
-// and Proxy::stop call the installed function at the points named below, and a test may block
-// in it, so that each order of the two sides is forced instead of hoped for under stress
+// A test's hold on the stop/receiver handshake (proxy/src/proxy_slot.h) and on a broken send
+// (proxy/src/link.cc): the receiving thread, Proxy::stop and the sending thread call the
+// installed function at the points named below, and a test may block in it or note it, so
+// that each order of the sides is forced instead of hoped for under stress
 // (tests/proxy/stop_test.cc, StopOrder.*). Nothing installs one outside the tests: each point
 // then costs one load and a branch.
 #pragma once
@@ -25,6 +26,10 @@ enum class Point {
   // The receiving thread has claimed the write of a stopped proxy's last value (its last copy
   // landed, or the thread ends) and is about to write it (it holds the proxy's receiver_busy).
   kReceiverClaimedFinal,
+  // A send of the link failed: fail_send begins, on the sending thread (device: 0). When the
+  // agent's side closed or reset the connection it then waits for the agent's reason
+  // (tests/proxy/hostile_agent_test.cc, the broken-send tests).
+  kSendFailed,
 };
 
 using Fn = void (*)(Point point, std::uint32_t device);
