@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -174,6 +175,11 @@ std::atomic<bool> g_send_failed{false};  // release in the hook; acquire by the 
 void note_send_failed(remote::test_hook::Point p, std::uint32_t) {
   if (p == remote::test_hook::Point::kSendFailed) g_send_failed.store(true, std::memory_order_release);
 }
+// The same, then throws as an allocation that failed there would.
+void throw_at_send_failed(remote::test_hook::Point p, std::uint32_t device) {
+  note_send_failed(p, device);
+  if (p == remote::test_hook::Point::kSendFailed) throw std::bad_alloc();
+}
 
 struct BrokenSend {
   std::string reason = "device 1 caught fire";
@@ -181,7 +187,8 @@ struct BrokenSend {
   std::string returned;  // what `call` returned
 };
 BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
-                                             const std::function<std::string(Driven&, const remote::Region&)>& call) {
+                                             const std::function<std::string(Driven&, const remote::Region&)>& call,
+                                             remote::test_hook::Fn hook = &note_send_failed) {
   BrokenSend out;
   std::promise<void> go;
   std::shared_future<void> gone = go.get_future().share();
@@ -222,7 +229,7 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   EXPECT_TRUE(receiver.held()) << receiver.error();
   if (!receiver.held()) return out;
   g_send_failed.store(false, std::memory_order_relaxed);
-  remote::test_hook::set(&note_send_failed);  // release: the store above comes first
+  remote::test_hook::set(hook);  // release: the store above comes first
   struct NoHookAtEnd {
     ~NoHookAtEnd() { remote::test_hook::set(nullptr); }
   } no_hook_at_end;
@@ -267,6 +274,26 @@ TEST(HostileAgent, AFailureTheAgentSentBeforeResettingIsTheRootCauseNotTheBroken
     return std::string();
   });
   EXPECT_NE(b.root_cause.find(b.reason), std::string::npos) << b.root_cause;
+}
+
+// A submit whose send fails by an exception (no memory for the reason), once its handover is
+// recorded, fails the job with that reason at once, rather than leave the records standing for
+// bytes and a report that never come; submit returns RIG_FAILED with it. The receiving thread is
+// held meanwhile, so the agent's own failure cannot come first.
+TEST(HostileAgent, ASubmitThatThrowsOnceItsHandoverIsRecordedFailsTheJobWithWhy) {
+  std::vector<std::byte> up(64u << 20, std::byte{1});
+  const BrokenSend b = the_root_cause_over_a_broken_send(
+      true,
+      [&up](Driven& dev, const remote::Region& region) {
+        Work w;
+        w.to_device(up.data(), region, 0, up.size());
+        const Driven::Submitted s = dev.submit(w);
+        return s.rc == RIG_FAILED ? s.why : std::string("committed");
+      },
+      &throw_at_send_failed);
+  EXPECT_NE(b.root_cause.find("a hand-over was recorded and not sent: std::bad_alloc"), std::string::npos)
+      << b.root_cause;
+  EXPECT_EQ(b.returned, b.root_cause);
 }
 
 TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
