@@ -150,6 +150,9 @@ class LinkCore final : public Link {
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
   void join_stripes(const engine::Address& reached, const wire::StripeGrant& grant,
                     const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
+  // The reason a read of the agent's stream failed with `rc` (< 0): the idle watch's silence
+  // (-ETIMEDOUT), or the connection lost, with errno's text.
+  std::string read_failure(int rc) const;
   void end_receiver();
   int on_idle(std::int64_t silent_ms);
   /// Sends a small control frame (a ping, a close) through the socket backend if the send turn

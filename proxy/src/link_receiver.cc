@@ -31,13 +31,8 @@ void LinkCore::receive_loop() {
       why = "protocol violation by the agent: " + why;
       break;
     }
-    if (rc == -ETIMEDOUT) {
-      why = !idle_why_.empty() ? idle_why_
-                               : "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a frame";
-      break;
-    }
     if (rc < 0) {
-      why = std::string("connection lost: ") + std::strerror(-rc);
+      why = read_failure(rc);
       break;
     }
     const auto type = static_cast<wire::MsgType>(h.type);
@@ -105,14 +100,22 @@ void LinkCore::receive_loop() {
         }
       }
     }
-    if (rc != 0) {
-      why = std::string("connection lost: ") + std::strerror(-rc);
+    if (rc != 0) {  // a frame's body: the same reasons as between frames
+      why = read_failure(rc);
       break;
     }
   }
   publish_pending_done();  // the reports that came before the end were checked: they stand
   job_.fail("link to agent " + endpoint_ + ": " + why);  // no-op once the close has begun
   end_receiver();
+}
+
+std::string LinkCore::read_failure(int rc) const {
+  if (rc == -ETIMEDOUT) {
+    return !idle_why_.empty() ? idle_why_
+                              : "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a frame";
+  }
+  return std::string("connection lost: ") + std::strerror(-rc);
 }
 
 void LinkCore::end_receiver() {

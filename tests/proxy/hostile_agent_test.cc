@@ -533,6 +533,28 @@ TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
   agent.signal(SIGCONT);
 }
 
+// The same inside another frame's body: the header of a ping, then nothing. The reason is the
+// silence, as between frames, not "connection lost: Connection timed out".
+TEST(HostileAgent, AnAgentThatStopsInsideAFramesBodyFailsTheJobForItsSilence) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  FakeAgent agent(1, [released](int fd) {
+    const auto f = wire::frame(wire::MsgType::kPing, wire::Ping{7});
+    write_all(fd, &f, sizeof(wire::FrameHeader));  // the header alone: its body never comes
+    released.wait();
+    drain(fd);
+  });
+  ReleaseAtEnd release_at_end{release};
+  auto job = Job::create();
+  remote::LinkOptions options;
+  options.keepalive_ms = 100;
+  options.silence_ms = 300;
+  job->connect(agent.endpoint(), options);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("the agent sent nothing for "), std::string::npos) << why;
+  EXPECT_EQ(why.find("connection lost"), std::string::npos) << why;
+}
+
 TEST(HostileAgent, AnAgentThatStopsInsideABytesPayloadFailsTheJobWithinTheSilenceBound) {
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
