@@ -533,7 +533,15 @@ TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
   agent.signal(SIGCONT);
 }
 
-// The same inside another frame's body: the header of a ping, then nothing. The reason is the
+// Link options that find a silent agent within 300 ms (pinging it after 100).
+remote::LinkOptions silent_after_300_ms() {
+  remote::LinkOptions options;
+  options.keepalive_ms = 100;
+  options.silence_ms = 300;
+  return options;
+}
+
+// An agent silent inside a frame's body: the header of a ping, then nothing. The reason is the
 // silence, as between frames, not "connection lost: Connection timed out".
 TEST(HostileAgent, AnAgentThatStopsInsideAFramesBodyFailsTheJobForItsSilence) {
   std::promise<void> release;
@@ -546,10 +554,7 @@ TEST(HostileAgent, AnAgentThatStopsInsideAFramesBodyFailsTheJobForItsSilence) {
   });
   ReleaseAtEnd release_at_end{release};
   auto job = Job::create();
-  remote::LinkOptions options;
-  options.keepalive_ms = 100;
-  options.silence_ms = 300;
-  job->connect(agent.endpoint(), options);
+  job->connect(agent.endpoint(), silent_after_300_ms());
   const std::string why = root_cause(*job);
   EXPECT_NE(why.find("the agent sent nothing for "), std::string::npos) << why;
   EXPECT_EQ(why.find("connection lost"), std::string::npos) << why;
@@ -571,10 +576,7 @@ TEST(HostileAgent, AnAgentThatStopsInsideABytesPayloadFailsTheJobWithinTheSilenc
   });
   ReleaseAtEnd release_at_end{release};
   auto job = Job::create();
-  remote::LinkOptions options;
-  options.keepalive_ms = 100;
-  options.silence_ms = 300;
-  remote::Link& link = job->connect(agent.endpoint(), options);
+  remote::Link& link = job->connect(agent.endpoint(), silent_after_300_ms());
   std::vector<std::byte> here(64, std::byte{0xaa});
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);
