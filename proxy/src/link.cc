@@ -166,7 +166,7 @@ const char* Link::backend() const { return LinkCore::of(*this).backend_name(); }
 LinkCore::~LinkCore() { join(); }
 
 void LinkCore::start() {
-  receiver_ = std::thread([this] { receive_loop(); });
+  receiver_ = std::thread([this] { receive_or_fail(); });
 }
 
 void LinkCore::join() {

@@ -106,6 +106,8 @@ class LinkCore final : public Link {
   /// first failure, so the agent's reason (the root cause) is the one kept.
   void fail_send(int rc);
   static constexpr std::int64_t kSendFailureGraceNs = 500'000'000;
+  /// Requests waiting for their answers at once, at most (their slots: id % kRequestSlots).
+  static constexpr std::size_t kRequestSlots = 1024;
 
   /// Tells the agent the job closes (a kClose, only if the connection is idle: it never
   /// waits), then shuts the connection down (every blocked send and receive returns).
@@ -124,6 +126,9 @@ class LinkCore final : public Link {
   void expect_large_copy() { large_submitted_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
+  // The receiving thread's body: receive_loop behind the thread's exception barrier.
+  void receive_or_fail() noexcept;
+  void receiver_threw(const char* what) noexcept;
   void receive_loop();
   bool on_answer(std::span<const std::byte> body, std::string& why);
   bool on_status(std::span<const std::byte> body, std::string& why);
@@ -176,7 +181,6 @@ class LinkCore final : public Link {
 
   /// Pending requests by id % kRequestSlots (claimed by CAS from null; kBusy while the
   /// receiving thread fills one).
-  static constexpr std::size_t kRequestSlots = 1024;
   std::array<std::atomic<PendingRequest*>, kRequestSlots> requests_{};
 
   /// Proxies by device id. Written under registry_mu_ (make, cold) with release; read by the

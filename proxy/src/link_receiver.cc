@@ -17,8 +17,29 @@
 
 namespace rig::remote {
 
-void LinkCore::receive_loop() {
+void LinkCore::receive_or_fail() noexcept {
   ::pthread_setname_np(::pthread_self(), "rig-recv");  // found by name in /proc (rig-bench's cost figures)
+  // No exception crosses the thread's edge: one (no memory for a reason, for a copy's rows)
+  // fails the job with its text, and the thread ends as at the stream's end.
+  try {
+    receive_loop();
+  } catch (const std::exception& e) {
+    receiver_threw(e.what());
+  } catch (...) {
+    receiver_threw("an unknown exception");
+  }
+}
+
+void LinkCore::receiver_threw(const char* what) noexcept {
+  try {
+    job_.fail("link to agent " + endpoint_ + ": the receiving thread stopped: " + what);
+  } catch (...) {
+    job_.fail(std::string("out of memory"));  // fits the string's own buffer: allocates nothing
+  }
+  if (!receiver_ended()) end_receiver();
+}
+
+void LinkCore::receive_loop() {
   std::string why;
   for (;;) {
     wire::FrameHeader h{};
@@ -148,15 +169,24 @@ bool LinkCore::on_status(std::span<const std::byte> body, std::string& why) {
 
 bool LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why) {
   auto& slot = requests_[id % kRequestSlots];
-  // acquire: pairs with register_request()'s CAS, so req->id is visible.
-  PendingRequest* req = slot.load(std::memory_order_acquire);
-  if (req == nullptr || req == busy_request() || req->id != id) {
+  const auto no_request = [&] {
     why = std::string(what) + " " + std::to_string(id) + " to no pending request";
     return false;
-  }
+  };
+  // acquire: pairs with register_request()'s CAS, so req->id is visible.
+  PendingRequest* req = slot.load(std::memory_order_acquire);
+  if (req == nullptr || req == busy_request()) return no_request();
+  // Claim first, read after: a caller whose job is over may withdraw its request (and leave
+  // the frame it lives in) until the claim, so req->id is read only once the claim holds it.
   // acq_rel: claims the request against the caller's withdrawal.
   if (!slot.compare_exchange_strong(req, busy_request(), std::memory_order_acq_rel)) {
     return true;  // the caller withdrew (the job is over): drop the answer
+  }
+  if (req->id != id) {  // another request shares the slot: give it back
+    // release: pairs with the caller's withdrawal CAS and the next claim's acquire.
+    slot.store(req, std::memory_order_release);
+    notify();  // a caller that found the slot busy waits on the link's events
+    return no_request();
   }
   req->answer = std::move(answer);
   // release: pairs with ask()'s acquire: the answer is written.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "link_core.h"
 #include "rig/engine/faulty_socket.h"
 #include "raw_peer.h"
 #include "process_facts.h"
@@ -348,6 +349,33 @@ TEST(HostileAgent, AnswerToNoRequestFailsTheJob) {
   job->close();
 }
 
+// An answer to an id that shares its slot with a pending request (id + the slots' count) is an
+// answer to no request: it fails the job, and the pending call raises Fault with that reason,
+// since the slot the receiving thread looked into is given back to the call's withdrawal.
+TEST(HostileAgent, AnAnswerToAnIdSharingAPendingRequestsSlotFailsTheJobAndWakesTheCall) {
+  FakeAgent agent(1, [](int fd) {
+    const std::uint64_t id = read_request(fd);
+    send_msg(fd, wire::MsgType::kAnswer, wire::Answer{id + remote::LinkCore::kRequestSlots, 0, 0, 0, 0});
+    drain(fd);
+  });
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto alloc = std::async(std::launch::async, [&] {
+    try {
+      dev->alloc(edge::Memory::kDevice, 64);
+      return std::string("returned");
+    } catch (const edge::Fault& f) {
+      return std::string(f.what());
+    }
+  });
+  ASSERT_EQ(alloc.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "the alloc never returned";
+  const std::string why = alloc.get();
+  EXPECT_NE(why.find("to no pending request"), std::string::npos) << why;
+  EXPECT_EQ(why, job->fault_text());
+  job->close();
+}
+
 TEST(HostileAgent, HangingUpWakesABlockedAllocWithFault) {
   FakeAgent agent(1, [](int fd) {
     RawFrame f;
@@ -502,6 +530,35 @@ TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
   }
   blocked.join();
   EXPECT_TRUE(blocked_returned.load(std::memory_order_acquire));
+  job->close();
+}
+
+// Throws in the receiving thread as an allocation that failed there would (its copy's bytes
+// have all landed).
+void throw_once_a_copy_landed(remote::test_hook::Point p, std::uint32_t) {
+  if (p == remote::test_hook::Point::kReceiverPoppedCopy) throw std::bad_alloc();
+}
+
+// No exception crosses the receiving thread's edge: one there fails the job with its text (the
+// process goes on), and every call then raises Fault with it.
+TEST(HostileAgent, AnExceptionInTheReceivingThreadFailsTheJobWithItsText) {
+  AgentProcess agent;
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven dev(link, 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(region);
+  std::vector<std::byte> here(64, std::byte{0xaa});
+  Work w;
+  w.to_host(*region, 0, here.data(), 64);
+  remote::test_hook::set(&throw_once_a_copy_landed);
+  struct NoHookAtEnd {
+    ~NoHookAtEnd() { remote::test_hook::set(nullptr); }
+  } no_hook_at_end;
+  ASSERT_EQ(dev.submit(w).rc, RIG_COMMITTED);
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("the receiving thread stopped: std::bad_alloc"), std::string::npos) << why;
+  EXPECT_THROW(dev->alloc(edge::Memory::kDevice, 64), edge::Fault);
   job->close();
 }
 
