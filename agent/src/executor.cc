@@ -174,6 +174,10 @@ bool Executor::run_copy_out(Device& d, PendingHandover& ho, std::uint32_t index,
   const std::byte* base = p.src.memory->host();
   if (base == nullptr && !p.copied_out) {
     // Memory the agent cannot read: the device packs the rows into staging first.
+    if (!staging_.admits(total)) {
+      why = staging_.refusal(total, "for the client");
+      return false;
+    }
     p.staged = staging_.take(total, p.staged_capacity);
     if (!p.staged) {
       why = "out of memory staging " + std::to_string(total) + " bytes for the client";

@@ -37,9 +37,7 @@ bool Incoming::receive(PendingHandover& ho, Start start, std::string& why) {
                 leaves_alone(ho, i);
     if (!p.landed) {
       if (!staging_.admits(total)) {
-        why = "staging " + std::to_string(total) + " bytes of a hand-over would pass the job's limit of " +
-              std::to_string(staging_.limit()) + " staged bytes (rig-agent --max-staged-bytes; " +
-              std::to_string(staging_.in_use()) + " are staged)";
+        why = staging_.refusal(total, "of a hand-over");
         return false;
       }
       p.staged = staging_.take(total, p.staged_capacity);

@@ -30,6 +30,12 @@ HostBytes StagingPool::take(std::uint64_t bytes, std::uint64_t& capacity) {
   return buffer;
 }
 
+std::string StagingPool::refusal(std::uint64_t bytes, const char* what) const {
+  return "staging " + std::to_string(bytes) + " bytes " + what + " would pass the job's limit of " +
+         std::to_string(limit_) + " staged bytes (rig-agent --max-staged-bytes; " + std::to_string(in_use_) +
+         " are staged)";
+}
+
 StagingPool::~StagingPool() {
   if (!pinning_) return;
   for (auto& spare : spare_) pinning_->unpin(spare.first.get());

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -34,6 +35,9 @@ class StagingPool {
   // Whether a buffer for `bytes` more would stay within the limit.
   bool admits(std::uint64_t bytes) const { return fits(capacity_for(bytes)); }
   std::uint64_t limit() const { return limit_; }
+  // Why a buffer for `bytes` more is not admitted, `what` saying what they are ("of a hand-over",
+  // "for the client"): the job's limit, the option that sets it, and what is staged now.
+  std::string refusal(std::uint64_t bytes, const char* what) const;
   // What pins its buffers (null: nothing).
   const std::shared_ptr<HostPinning>& pinning() const { return pinning_; }
   // A buffer of at least `bytes` (its size in `capacity`), or null when memory runs out or the

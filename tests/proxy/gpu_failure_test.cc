@@ -234,6 +234,27 @@ TEST(GpuFailure, ACopyIntoAGpuWhoseThirdRangeFailsAsItRunsFailsTheJobWithTheDriv
       false, "cuMemcpyAsync:3:700:run", "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
 }
 
+// A copy out of a GPU is packed into staging before it goes to the client: past the job's
+// staging limit it fails the job naming the limit and its option, not "out of memory".
+TEST(GpuFailure, ACopyOutOfAGpuPastTheStagingLimitFailsTheJobNamingTheLimit) {
+  if (!on_emulated_cuda()) GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver";
+  AgentProcess agent({"--max-staged-bytes", "1048576"});
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  Driven gpu(link, 1);
+  auto x = gpu->alloc(edge::Memory::kDevice, 2u << 20);
+  ASSERT_TRUE(x);
+  std::vector<std::byte> here(2u << 20);
+  Work out;
+  out.to_host(*x, 0, here.data(), here.size());
+  ASSERT_EQ(gpu.submit(out).rc, RIG_COMMITTED);
+  const std::string why = failure_of(*job);
+  EXPECT_NE(why.find("staging 2097152 bytes for the client would pass the job's limit of 1048576 staged bytes "
+                     "(rig-agent --max-staged-bytes"),
+            std::string::npos)
+      << why;
+}
+
 TEST(GpuFailure, AJobWhoseGpuWaitsOnAGpuLostMeanwhileEndsInTheAgentAndBothGpusServeAgain) {
   if (!on_emulated_cuda()) {
     GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver (ctest -R proxy_tests_emulated_cuda)";
