@@ -65,7 +65,9 @@ void Job::close() {
   }
 }
 
-void Job::fail(const std::string& why) {
+void Job::fail(const std::string& why) { fail_noexcept({why}); }
+
+void Job::fail_noexcept(std::initializer_list<std::string_view> pieces) noexcept {
   if (closing()) return;
   bool expected = false;
   // acq_rel: one thread wins; it alone writes root_cause_.
@@ -77,7 +79,7 @@ void Job::fail(const std::string& why) {
     return;
   }
   try {
-    root_cause_ = why;
+    for (const std::string_view piece : pieces) root_cause_ += piece;
   } catch (const std::bad_alloc&) {
     root_cause_ = "out of memory";  // fits the string's own buffer: allocates nothing
   }

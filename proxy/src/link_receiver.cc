@@ -31,11 +31,7 @@ void LinkCore::receive_or_fail() noexcept {
 }
 
 void LinkCore::receiver_threw(const char* what) noexcept {
-  try {
-    job_.fail("link to agent " + endpoint_ + ": the receiving thread stopped: " + what);
-  } catch (...) {
-    job_.fail(std::string("out of memory"));  // fits the string's own buffer: allocates nothing
-  }
+  job_.fail_noexcept({"link to agent ", endpoint_, ": the receiving thread stopped: ", what});
   if (!receiver_ended()) end_receiver();
 }
 

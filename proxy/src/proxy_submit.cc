@@ -263,24 +263,16 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
       return fail_submit(why, job_->fault_text());
     }
   } catch (const std::exception& e) {
-    fail_job_with_recorded_handover(e.what());
+    // The handover is recorded (its copies' records, its value): a submit that ended by an
+    // exception without the job failing would leave them waiting for bytes and a report that
+    // never come, so a later submit could wait for ever on its own copy into here.
+    job_->fail_noexcept({"a hand-over was recorded and not sent: ", e.what()});
     return fail_submit(why, job_->fault_text());
   } catch (...) {
-    fail_job_with_recorded_handover("an unknown exception");
+    job_->fail_noexcept({"a hand-over was recorded and not sent: an unknown exception"});
     return fail_submit(why, job_->fault_text());
   }
   return RIG_COMMITTED;
-}
-
-// The handover is recorded (its copies' records, its value): a submit that ends by an exception
-// without the job failing would leave them waiting for bytes and a report that never come, so
-// a later submit could wait for ever on its own copy into here.
-void Proxy::fail_job_with_recorded_handover(const char* what) noexcept {
-  try {
-    job_->fail(std::string("a hand-over was recorded and not sent: ") + what);
-  } catch (...) {
-    job_->fail(std::string("out of memory"));  // fits the string's own buffer: allocates nothing
-  }
 }
 
 // Reserves what send_posted needs (a bytes header per chunk of each copy from here), so that

@@ -38,7 +38,16 @@ using remote::Job;
 // Sets the promise on every path out of a test, so that a fake agent's thread waiting on it ends.
 struct ReleaseAtEnd {
   std::promise<void>& p;
-  ~ReleaseAtEnd() { p.set_value(); }
+  bool released = false;
+  void now() { released = true, p.set_value(); }
+  ~ReleaseAtEnd() {
+    if (!released) p.set_value();
+  }
+};
+// Installs a test hook of the link for a scope.
+struct HookInstalled {
+  explicit HookInstalled(remote::test_hook::Fn fn) { remote::test_hook::set(fn); }
+  ~HookInstalled() { remote::test_hook::set(nullptr); }
 };
 
 std::string root_cause(Job& job) {
@@ -213,12 +222,7 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
     none.sa_family = AF_UNSPEC;
     ::connect(fd, &none, sizeof none);
   });
-  struct GoAtEnd {  // on every path out: the agent's thread must not stay waiting
-    std::promise<void>& go;
-    bool set = false;
-    void now() { set = true, go.set_value(); }
-    ~GoAtEnd() { if (!set) go.set_value(); }
-  } go_at_end{go};
+  ReleaseAtEnd go_at_end{go};
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -230,10 +234,7 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   EXPECT_TRUE(receiver.held()) << receiver.error();
   if (!receiver.held()) return out;
   g_send_failed.store(false, std::memory_order_relaxed);
-  remote::test_hook::set(hook);  // release: the store above comes first
-  struct NoHookAtEnd {
-    ~NoHookAtEnd() { remote::test_hook::set(nullptr); }
-  } no_hook_at_end;
+  const HookInstalled installed(hook);  // release: the store above comes first
 
   std::future<std::string> called;
   if (mid_call) {
@@ -257,14 +258,18 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   return out;
 }
 
+// A submit of a copy of 64 MiB from here into `region`: its why, or "committed" (submit reads
+// the bytes before it returns).
+std::string submit_64_mib_into(Driven& dev, const remote::Region& region) {
+  const std::vector<std::byte> up(64u << 20, std::byte{1});
+  Work w;
+  w.to_device(up.data(), region, 0, up.size());
+  const Driven::Submitted s = dev.submit(w);
+  return s.rc == RIG_FAILED ? s.why : std::string("committed");
+}
+
 TEST(HostileAgent, AFailureTheAgentSentBeforeResettingIsTheRootCauseNotTheBrokenSendOfASubmit) {
-  std::vector<std::byte> up(64u << 20, std::byte{1});
-  const BrokenSend b = the_root_cause_over_a_broken_send(true, [&up](Driven& dev, const remote::Region& region) {
-    Work w;
-    w.to_device(up.data(), region, 0, up.size());
-    const Driven::Submitted s = dev.submit(w);
-    return s.rc == RIG_FAILED ? s.why : std::string("committed");
-  });
+  const BrokenSend b = the_root_cause_over_a_broken_send(true, submit_64_mib_into);
   EXPECT_NE(b.root_cause.find(b.reason), std::string::npos) << b.root_cause;
   EXPECT_EQ(b.returned, b.root_cause);  // RIG_FAILED with the root cause
 }
@@ -282,16 +287,7 @@ TEST(HostileAgent, AFailureTheAgentSentBeforeResettingIsTheRootCauseNotTheBroken
 // bytes and a report that never come; submit returns RIG_FAILED with it. The receiving thread is
 // held meanwhile, so the agent's own failure cannot come first.
 TEST(HostileAgent, ASubmitThatThrowsOnceItsHandoverIsRecordedFailsTheJobWithWhy) {
-  std::vector<std::byte> up(64u << 20, std::byte{1});
-  const BrokenSend b = the_root_cause_over_a_broken_send(
-      true,
-      [&up](Driven& dev, const remote::Region& region) {
-        Work w;
-        w.to_device(up.data(), region, 0, up.size());
-        const Driven::Submitted s = dev.submit(w);
-        return s.rc == RIG_FAILED ? s.why : std::string("committed");
-      },
-      &throw_at_send_failed);
+  const BrokenSend b = the_root_cause_over_a_broken_send(true, submit_64_mib_into, &throw_at_send_failed);
   EXPECT_NE(b.root_cause.find("a hand-over was recorded and not sent: std::bad_alloc"), std::string::npos)
       << b.root_cause;
   EXPECT_EQ(b.returned, b.root_cause);
@@ -551,10 +547,7 @@ TEST(HostileAgent, AnExceptionInTheReceivingThreadFailsTheJobWithItsText) {
   std::vector<std::byte> here(64, std::byte{0xaa});
   Work w;
   w.to_host(*region, 0, here.data(), 64);
-  remote::test_hook::set(&throw_once_a_copy_landed);
-  struct NoHookAtEnd {
-    ~NoHookAtEnd() { remote::test_hook::set(nullptr); }
-  } no_hook_at_end;
+  const HookInstalled installed(&throw_once_a_copy_landed);
   ASSERT_EQ(dev.submit(w).rc, RIG_COMMITTED);
   const std::string why = root_cause(*job);
   EXPECT_NE(why.find("the receiving thread stopped: std::bad_alloc"), std::string::npos) << why;

@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rig/export.h"
@@ -39,6 +41,10 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   /// Once it returns, the job has failed or its close began, so fault_text() is not "" (also
   /// for a caller whose cause lost to another thread's, written meanwhile).
   void fail(const std::string& why);
+  /// fail() with the root cause joined from `pieces`, for paths that must not throw (an
+  /// exception barrier): with no memory for the text, the root cause is "out of memory". Only
+  /// the call that wins builds the text.
+  void fail_noexcept(std::initializer_list<std::string_view> pieces) noexcept;
 
   /// Whether the job has failed (fault_text() is then its root cause).
   bool failed() const { return (state_.load(std::memory_order_acquire) & kFailed) != 0; }

@@ -221,7 +221,6 @@ class RIG_API Proxy {
  private:
   friend class Device;
   int fail_submit(const char** why, std::string text);
-  void fail_job_with_recorded_handover(const char* what) noexcept;
   bool wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot* same_link);
   /// submit's steps (proxy_submit.cc).
   bool wait_here(const rig_submission& s, const SubmitPlan& plan);
