@@ -27,25 +27,25 @@ Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
 // CounterSnapshot::of, operator- and the JSON writer go through.
 struct CounterField {
   const char* name;
-  std::atomic<std::uint64_t> engine::Counters::*live;
+  std::uint64_t remote::LinkCounters::*live;
   std::uint64_t CounterSnapshot::*copy;
 };
 constexpr CounterField kCounterFields[] = {
-    {"bytes_sent", &engine::Counters::bytes_sent, &CounterSnapshot::bytes_sent},
-    {"messages_sent", &engine::Counters::messages_sent, &CounterSnapshot::messages_sent},
-    {"send_calls", &engine::Counters::send_calls, &CounterSnapshot::send_calls},
-    {"bytes_staged", &engine::Counters::bytes_staged, &CounterSnapshot::bytes_staged},
-    {"zc_sends", &engine::Counters::zc_sends, &CounterSnapshot::zc_sends},
-    {"zc_copied", &engine::Counters::zc_copied, &CounterSnapshot::zc_copied},
-    {"bytes_received", &engine::Counters::bytes_received, &CounterSnapshot::bytes_received},
-    {"messages_received", &engine::Counters::messages_received, &CounterSnapshot::messages_received},
-    {"reads", &engine::Counters::reads, &CounterSnapshot::reads},
-    {"payload_bytes_copied", &engine::Counters::payload_bytes_copied, &CounterSnapshot::payload_bytes_copied},
-    {"payload_bytes_direct", &engine::Counters::payload_bytes_direct, &CounterSnapshot::payload_bytes_direct},
-    {"bytes_striped_out", &engine::Counters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
-    {"bytes_striped_in", &engine::Counters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
-    {"spin_reads", &engine::Counters::spin_reads, &CounterSnapshot::spin_reads},
-    {"word_publishes", &engine::Counters::word_publishes, &CounterSnapshot::word_publishes},
+    {"bytes_sent", &remote::LinkCounters::bytes_sent, &CounterSnapshot::bytes_sent},
+    {"messages_sent", &remote::LinkCounters::messages_sent, &CounterSnapshot::messages_sent},
+    {"send_calls", &remote::LinkCounters::send_calls, &CounterSnapshot::send_calls},
+    {"bytes_staged", &remote::LinkCounters::bytes_staged, &CounterSnapshot::bytes_staged},
+    {"zc_sends", &remote::LinkCounters::zc_sends, &CounterSnapshot::zc_sends},
+    {"zc_copied", &remote::LinkCounters::zc_copied, &CounterSnapshot::zc_copied},
+    {"bytes_received", &remote::LinkCounters::bytes_received, &CounterSnapshot::bytes_received},
+    {"messages_received", &remote::LinkCounters::messages_received, &CounterSnapshot::messages_received},
+    {"reads", &remote::LinkCounters::reads, &CounterSnapshot::reads},
+    {"payload_bytes_copied", &remote::LinkCounters::payload_bytes_copied, &CounterSnapshot::payload_bytes_copied},
+    {"payload_bytes_direct", &remote::LinkCounters::payload_bytes_direct, &CounterSnapshot::payload_bytes_direct},
+    {"bytes_striped_out", &remote::LinkCounters::bytes_striped_out, &CounterSnapshot::bytes_striped_out},
+    {"bytes_striped_in", &remote::LinkCounters::bytes_striped_in, &CounterSnapshot::bytes_striped_in},
+    {"spin_reads", &remote::LinkCounters::spin_reads, &CounterSnapshot::spin_reads},
+    {"word_publishes", &remote::LinkCounters::word_publishes, &CounterSnapshot::word_publishes},
 };
 
 Json counters_json(const CounterSnapshot& c) {
@@ -139,10 +139,9 @@ std::string machine_cpu() {
 
 }  // namespace
 
-CounterSnapshot CounterSnapshot::of(const engine::Counters& c) {
+CounterSnapshot CounterSnapshot::of(const remote::LinkCounters& c) {
   CounterSnapshot s;
-  // relaxed: statistics only (the counters order nothing).
-  for (const CounterField& f : kCounterFields) s.*f.copy = (c.*f.live).load(std::memory_order_relaxed);
+  for (const CounterField& f : kCounterFields) s.*f.copy = c.*f.live;
   return s;
 }
 

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "refs/tcp_segments.h"
-#include "rig/engine/counters.h"
 #include "rig/engine/task_usage.h"
+#include "rig/remote/link.h"
 
 namespace rig::bench {
 
-// A plain copy of engine::Counters at one moment; subtracting two gives what happened between.
+// The figures of a link's counters (remote::LinkCounters) at one moment; subtracting two gives what happened between.
 struct CounterSnapshot {
   std::uint64_t bytes_sent = 0;
   std::uint64_t messages_sent = 0;
@@ -31,7 +31,7 @@ struct CounterSnapshot {
   std::uint64_t spin_reads = 0;
   std::uint64_t word_publishes = 0;
 
-  static CounterSnapshot of(const engine::Counters& c);
+  static CounterSnapshot of(const remote::LinkCounters& c);
   CounterSnapshot operator-(const CounterSnapshot& earlier) const;
 };
 

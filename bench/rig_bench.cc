@@ -56,10 +56,10 @@ void read_agent_status(const std::string& status, RunInfo& info) {
   if (j.contains("settings") && j["settings"].is_object()) info.agent_settings = j["settings"].dump();
 }
 
-rig::engine::Backend parse_backend(const std::string& b) {
-  if (b == "uring") return rig::engine::Backend::kUring;
-  if (b == "plain") return rig::engine::Backend::kPlain;
-  return rig::engine::default_backend();
+rig::remote::Backend parse_backend(const std::string& b) {
+  if (b == "uring") return rig::remote::Backend::kUring;
+  if (b == "plain") return rig::remote::Backend::kPlain;
+  return rig::remote::Backend::kDefault;
 }
 
 // The command line.
@@ -234,9 +234,8 @@ rig::remote::Link& connect(rig::remote::Job& job, const Options& o, RunInfo& inf
            link.accounts().size() - 1, link.stripes());
   if (link.accounts().size() < 2) throw std::runtime_error("the agent opened no device besides its host");
   for (std::size_t i = 1; i < link.accounts().size(); ++i) {
-    const rig::wire::Account& a = link.accounts()[i];
-    info.devices.push_back(std::string(rig::wire::fixed_string(a.name)) + " (" +
-                           std::string(rig::wire::fixed_string(a.arch)) + ")");
+    const rig::remote::Account& a = link.accounts()[i];
+    info.devices.push_back(a.name + " (" + a.arch + ")");
   }
   progress("the agent's devices: %s", [&] {
     std::string all;

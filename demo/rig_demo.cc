@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
                 link.backend(), link.accounts().size());
     for (const auto& a : link.accounts()) {
       std::printf("  device %u  %-6s arch %-7s budget %8.1f MiB  reaches 0x%llx\n", a.id,
-                  std::string(rig::wire::fixed_string(a.name)).c_str(),
-                  std::string(rig::wire::fixed_string(a.arch)).c_str(),
+                  a.name.c_str(), a.arch.c_str(),
                   static_cast<double>(a.budget) / (1 << 20), static_cast<unsigned long long>(a.reaches));
     }
     if (link.accounts().size() < 2) {
@@ -140,13 +139,13 @@ int main(int argc, char** argv) {
       std::printf("tiny handover (64 B back): round trip p50 %.1f us, p99 %.1f us; pipelined %.0f handovers/s; bytes %s\n",
                   rtt[rtt.size() / 2], rtt[rtt.size() * 99 / 100], rate, small_exact ? "exact" : "DIFFER");
     }
-    const auto& c = link.counters();
+    const rig::remote::LinkCounters c = link.counters();
     std::printf("link: %.1f MiB sent, %.1f MiB received, %llu messages, payload copied in user space %llu B, received in place %.1f MiB\n",
-                static_cast<double>(c.bytes_sent.load()) / (1 << 20),
-                static_cast<double>(c.bytes_received.load()) / (1 << 20),
-                static_cast<unsigned long long>(c.messages_sent.load() + c.messages_received.load()),
-                static_cast<unsigned long long>(c.payload_bytes_copied.load()),
-                static_cast<double>(c.payload_bytes_direct.load()) / (1 << 20));
+                static_cast<double>(c.bytes_sent) / (1 << 20),
+                static_cast<double>(c.bytes_received) / (1 << 20),
+                static_cast<unsigned long long>(c.messages_sent + c.messages_received),
+                static_cast<unsigned long long>(c.payload_bytes_copied),
+                static_cast<double>(c.payload_bytes_direct) / (1 << 20));
     dev->free(*region);
     dev->free(*region2);
     dev.stop();

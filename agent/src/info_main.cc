@@ -99,10 +99,8 @@ nlohmann::ordered_json agent_status(const std::string& endpoint, const std::stri
   rig::remote::Link& link = job->connect(endpoint, options);
   json status = json::parse(link.agent_status());
   json devices = json::array();
-  for (const rig::wire::Account& a : link.accounts()) {
-    devices.push_back({{"id", a.id},
-                       {"name", std::string(rig::wire::fixed_string(a.name))},
-                       {"arch", std::string(rig::wire::fixed_string(a.arch))}});
+  for (const rig::remote::Account& a : link.accounts()) {
+    devices.push_back({{"id", a.id}, {"name", a.name}, {"arch", a.arch}});
   }
   json out;
   out["endpoint"] = endpoint;

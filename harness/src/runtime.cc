@@ -10,8 +10,8 @@ namespace rig::harness {
 namespace {
 
 // The agent's account of device `id`; throws where the agent has no such device.
-const wire::Account& account_of(const remote::Link& link, std::uint32_t id) {
-  const wire::Account* a = link.account(id);
+const remote::Account& account_of(const remote::Link& link, std::uint32_t id) {
+  const remote::Account* a = link.account(id);
   if (a == nullptr) throw std::invalid_argument("the agent has no device " + std::to_string(id));
   return *a;
 }
@@ -77,7 +77,7 @@ const rig_submission& Work::submission() {
   return s_;
 }
 
-Driven::Driven(remote::Link& link, const wire::Account& account, remote::abi::Capability capability,
+Driven::Driven(remote::Link& link, const remote::Account& account, remote::abi::Capability capability,
                std::uint64_t initial_word)
     : word_(std::make_unique<std::uint64_t>(initial_word)), next_value_(initial_word + 1) {
   proxy_ = remote::device(link, account, capability).make(word_.get());

@@ -39,17 +39,22 @@ Job::~Job() {
 }
 
 Link& Job::connect(const std::string& endpoint, const LinkOptions& options) {
-  check();
+  return LinkCore::connect(*this, endpoint, options, nullptr);
+}
+
+Link& LinkCore::connect(Job& job, const std::string& endpoint, const LinkOptions& options,
+                        std::shared_ptr<const engine::Faults> faults) {
+  job.check();
   // Connects and does the handshake outside the lock (it may take a while).
-  auto link = std::make_unique<LinkCore>(*this, endpoint, options);
-  std::lock_guard lock(links_mu_);
-  if (over()) {
+  auto link = std::make_unique<LinkCore>(job, endpoint, options, std::move(faults));
+  std::lock_guard lock(job.links_mu_);
+  if (job.over()) {
     link->shutdown();
     link->join();
-    check();
+    job.check();
   }
   LinkCore& made = *link;
-  links_.push_back(std::move(link));
+  job.links_.push_back(std::move(link));
   made.start();
   return made;
 }

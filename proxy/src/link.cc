@@ -23,7 +23,7 @@
 #include "rig/engine/stripe_set.h"
 #include "rig/engine/tcp.h"
 #include "rig/remote/job.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {
@@ -43,18 +43,39 @@ int wanted_stripes(const LinkOptions& options, int fd) {
   return std::clamp(n, 0, static_cast<int>(wire::kMaxStripes));
 }
 
-std::unique_ptr<engine::Socket> make_link_socket(int fd, const LinkOptions& options,
-                                                 engine::Counters& counters) {
-  std::unique_ptr<engine::Socket> socket =
-      engine::make_socket(fd, options.backend, {options.send_zc_bytes, &counters});
-  // Inside a frame too, an agent silent for silence_ms fails the job (the idle watch covers the
-  // gaps between frames).
-  socket->set_silence_ms(options.silence_ms);
-  if (options.faults) socket = std::make_unique<engine::FaultySocket>(std::move(socket), *options.faults);
-  return socket;
+static_assert(LinkOptions::kSendZcAuto == engine::kSendZcAuto);
+
+engine::Backend engine_backend(Backend b) {
+  switch (b) {
+    case Backend::kUring: return engine::Backend::kUring;
+    case Backend::kPlain: return engine::Backend::kPlain;
+    case Backend::kDefault: break;
+  }
+  return engine::default_backend();
+}
+
+Account account_of(const wire::Account& a) {
+  // The codec let only kHost and kDevice through (wire::AccountKind, the same values).
+  return Account{.id = a.id,
+                 .kind = static_cast<Account::Kind>(a.kind),
+                 .budget = a.budget,
+                 .cache_bytes = a.cache_bytes,
+                 .reaches = a.reaches,
+                 .name = std::string(wire::fixed_string(a.name)),
+                 .arch = std::string(wire::fixed_string(a.arch))};
 }
 
 }  // namespace
+
+std::unique_ptr<engine::Socket> LinkCore::make_socket(int fd, const LinkOptions& options) {
+  std::unique_ptr<engine::Socket> socket =
+      engine::make_socket(fd, backend_, {options.send_zc_bytes, &counters_});
+  // Inside a frame too, an agent silent for silence_ms fails the job (the idle watch covers the
+  // gaps between frames).
+  socket->set_silence_ms(options.silence_ms);
+  if (faults_) socket = std::make_unique<engine::FaultySocket>(std::move(socket), *faults_);
+  return socket;
+}
 
 Link::Link(Job& job, std::string endpoint, const StagingAllocator& staging)
     : job_(job), tag_(take_link_tag()), endpoint_(std::move(endpoint)), staging_(staging) {}
@@ -62,8 +83,11 @@ Link::Link(Job& job, std::string endpoint, const StagingAllocator& staging)
 // The tag goes back here, also when LinkCore's constructor throws (the base was made).
 Link::~Link() { give_link_tag(static_cast<std::uint16_t>(tag_)); }
 
-LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options)
-    : Link(job, std::move(endpoint), options.staging) {
+LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
+                   std::shared_ptr<const engine::Faults> faults)
+    : Link(job, std::move(endpoint), options.staging),
+      faults_(std::move(faults)),
+      backend_(engine_backend(options.backend)) {
   int fd = -1;
   try {
     // The stripes go where this connection went (`reached`), not to a new resolution.
@@ -76,7 +100,7 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options)
     const std::optional<engine::Secret> secret =
         options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
     Greeting greeting = greet(fd, offer, secret, endpoint_);
-    accounts_ = std::move(greeting.accounts);
+    for (const wire::Account& a : greeting.accounts) accounts_.push_back(account_of(a));
     features_ = greeting.features;
     if (greeting.grant) join_stripes(reached, *greeting.grant, greeting.key, stripes, options, fd);
   } catch (...) {
@@ -84,10 +108,10 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options)
     if (fd >= 0) ::close(fd);
     throw;
   }
-  connection_ = std::make_unique<engine::Connection>(make_link_socket(fd, options, counters_), counters_);
+  connection_ = std::make_unique<engine::Connection>(make_socket(fd, options), counters_);
   reader_ = std::make_unique<engine::FrameReader>(connection_->socket(), counters_);
   reader_->set_exact_probe([this] { return large_copy_expected(); });
-  reader_->set_spin_us(options.poll_us);
+  reader_->set_spin_us(options.poll_us == LinkOptions::kAuto ? engine::default_poll_us() : options.poll_us);
   // No done report waits behind a read: the run the reader has decoded is published first.
   reader_->set_before_read([this] {
     publish_pending_done();
@@ -107,7 +131,7 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
       std::clamp<std::uint64_t>((options.stripe_min_bytes + 1023) / 1024, 1, UINT32_MAX));
   stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
   stripes_ = std::make_unique<engine::StripeSet>(
-      options.backend == engine::Backend::kUring && !options.faults && engine::uring_available(),
+      backend_ == engine::Backend::kUring && !faults_ && engine::uring_available(),
       counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
   // The receiving thread is inside a striped receive, where the idle watch cannot run: the
   // same silence bound applies there.
@@ -116,7 +140,7 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
     const int fd = engine::tcp_connect(reached);
     engine::Address peer;
     stripe_addresses_.push_back(engine::peer_address(fd, peer) ? engine::to_string(peer) : std::string("?"));
-    stripes_->add(make_link_socket(fd, options, counters_));  // owns the fd from here on
+    stripes_->add(make_socket(fd, options));  // owns the fd from here on
     remote::join(fd, wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token}, key,
          "stripe " + std::to_string(i), endpoint_);
   }
@@ -183,12 +207,38 @@ void LinkCore::shutdown() {
   if (stripes_) stripes_->shutdown();
 }
 
-const wire::Account* Link::account(std::uint32_t id) const {
+const Account* Link::account(std::uint32_t id) const {
   for (const auto& a : accounts_) {
     if (a.id == id) return &a;
   }
   return nullptr;
 }
+
+LinkCounters Link::counters() const {
+  const engine::Counters& c = LinkCore::of(*this).engine_counters();
+  // relaxed: figures only, each on its own.
+  const auto get = [](const std::atomic<std::uint64_t>& n) { return n.load(std::memory_order_relaxed); };
+  return LinkCounters{.bytes_sent = get(c.bytes_sent),
+                      .messages_sent = get(c.messages_sent),
+                      .send_calls = get(c.send_calls),
+                      .bytes_staged = get(c.bytes_staged),
+                      .bytes_striped_out = get(c.bytes_striped_out),
+                      .zc_sends = get(c.zc_sends),
+                      .zc_copied = get(c.zc_copied),
+                      .zc_fallbacks = get(c.zc_fallbacks),
+                      .staging_chunks_allocated = get(c.staging_chunks_allocated),
+                      .staging_registered_bytes = get(c.staging_registered_bytes),
+                      .bytes_received = get(c.bytes_received),
+                      .messages_received = get(c.messages_received),
+                      .reads = get(c.reads),
+                      .payload_bytes_copied = get(c.payload_bytes_copied),
+                      .payload_bytes_direct = get(c.payload_bytes_direct),
+                      .bytes_striped_in = get(c.bytes_striped_in),
+                      .spin_reads = get(c.spin_reads),
+                      .word_publishes = get(c.word_publishes)};
+}
+
+bool Link::agent_status_supported() const { return (features_ & wire::kFeatureStatus) != 0; }
 
 std::uint64_t Link::fresh() {
   // relaxed: only uniqueness matters.

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "rig/engine/backend.h"
+#include "rig/engine/counters.h"
 #include "rig/engine/event_word.h"
 #include "rig/remote/link.h"
 #include "rig/wire/messages.h"
@@ -24,7 +26,9 @@ namespace rig::engine {
 struct Address;
 class Connection;
 class FrameReader;
+class Socket;
 class StripeSet;
+struct Faults;
 }  // namespace rig::engine
 
 namespace rig::remote {
@@ -46,11 +50,17 @@ struct AgentAnswer {
 
 class LinkCore final : public Link {
  public:
-  /// Made by Job::connect, which then starts the receiving thread: connects to `endpoint`, does
-  /// the handshake and joins the stripes granted. Throws as Job::connect says.
-  LinkCore(Job& job, std::string endpoint, const LinkOptions& options);
+  /// Made by connect, which then starts the receiving thread: connects to `endpoint`, does the
+  /// handshake and joins the stripes granted. Throws as Job::connect says. With `faults` (tests
+  /// only: test_connect.h), every socket of the link is an engine::FaultySocket with them, and
+  /// the stripes use the plain backend.
+  LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
+           std::shared_ptr<const engine::Faults> faults = nullptr);
   ~LinkCore() override;
   void start();
+  /// Job::connect's work: makes the link, adds it to the job and starts its receiving thread.
+  static Link& connect(Job& job, const std::string& endpoint, const LinkOptions& options,
+                       std::shared_ptr<const engine::Faults> faults);
 
   /// The library's view of a link the runtime holds: every Link is a LinkCore.
   static LinkCore& of(Link& link) { return static_cast<LinkCore&>(link); }
@@ -68,6 +78,8 @@ class LinkCore final : public Link {
   std::string query_status();
 
   engine::Connection& connection() { return *connection_; }
+  /// The counters the connection, the reader and the stripes bump (Link::counters copies them).
+  const engine::Counters& engine_counters() const { return counters_; }
 
   /// Link::backend's and Link::stripes' answers.
   const char* backend_name() const;
@@ -153,6 +165,8 @@ class LinkCore final : public Link {
                           std::uint64_t offset, std::uint64_t length, const char* what,
                           std::string& why);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
+  /// A socket of the link (the job's connection or a stripe) on `fd`, counting into counters_.
+  std::unique_ptr<engine::Socket> make_socket(int fd, const LinkOptions& options);
   void join_stripes(const engine::Address& reached, const wire::StripeGrant& grant,
                     const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
   // The reason a read of the agent's stream failed with `rc` (< 0): the idle watch's silence
@@ -169,6 +183,10 @@ class LinkCore final : public Link {
     return large_submitted_.load(std::memory_order_relaxed) != large_landed_.load(std::memory_order_relaxed);
   }
 
+  /// Before the connection, the reader and the stripes, which count into it until they end.
+  engine::Counters counters_;
+  std::shared_ptr<const engine::Faults> faults_;  ///< tests only: null but for connect_with_faults
+  engine::Backend backend_;  ///< LinkOptions::backend, kDefault resolved
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
   std::unique_ptr<engine::StripeSet> stripes_;  ///< null: no striping

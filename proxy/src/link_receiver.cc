@@ -9,7 +9,7 @@
 #include "proxy_slot.h"
 #include "rig/remote/job.h"
 #include "link_core.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/engine/stripe_set.h"

@@ -10,7 +10,8 @@
 
 #include "link_core.h"
 #include "proxy_slot.h"
-#include "rig/remote/test_hook.h"
+#include "submission.h"
+#include "test_hook.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {
@@ -57,18 +58,19 @@ std::unique_ptr<Proxy> Device::make(std::uint64_t* word) const {
   return proxy;
 }
 
-std::string Device::name() const { return std::string(wire::fixed_string(account_.name)); }
+std::string Device::name() const { return account_.name; }
 
 Link& Proxy::link() const { return link_; }
 
-Proxy::Proxy(LinkCore& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word)
+Proxy::Proxy(LinkCore& link, const Account& account, abi::Capability capability, std::uint64_t* word)
     : job_(link.job().shared_from_this()),
       link_(link),
       account_(account),
       capability_(capability),
-      name_(wire::fixed_string(account.name)),
-      word_(word) {
-  message_.reserve(4096);
+      name_(account.name),
+      word_(word),
+      scratch_(std::make_unique<SubmitScratch>()) {
+  scratch_->message.reserve(4096);
   why_.reserve(256);
 }
 
@@ -84,7 +86,7 @@ const void* Proxy::key() {
 
 Facts Proxy::facts() const {
   Facts f;
-  f.arch = std::string(wire::fixed_string(account_.arch));
+  f.arch = account_.arch;
   f.budget = account_.budget;
   f.queues = {"COMPUTE:0", "COPY:0"};
   f.copy_engine = edge::CopyEngine{1, "COPY:0"};
@@ -145,7 +147,7 @@ bool Proxy::peer(const Proxy& d, const Proxy& d2) {
   if (&d.link_ != &d2.link_) return false;
   const std::uint32_t a = d.account_.id, b = d2.account_.id;
   if (a == b) return true;
-  const wire::Account& larger = a > b ? d.account_ : d2.account_;
+  const Account& larger = a > b ? d.account_ : d2.account_;
   const std::uint32_t smaller = a > b ? b : a;
   return (larger.reaches >> smaller) & 1u;
 }
@@ -284,6 +286,22 @@ void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
   }
 }
 
+bool Proxy::stopped() const {
+  // acquire: pairs with stop's seq_cst store (a release).
+  return slot_->stopped.load(std::memory_order_acquire);
+}
+
+bool Proxy::word_quiet() const {
+  const ProxySlot& s = *slot_;
+  // seq_cst, as the stop/receiver handshake reads them (ProxySlot): once stopped, the side that
+  // claimed the final write has written it when receiver_busy is 0 and the word reached it.
+  if (!s.stopped.load(std::memory_order_seq_cst)) return false;
+  if (link_.receiver_ended()) return true;
+  return s.final_claimed.load(std::memory_order_seq_cst) &&
+         s.receiver_busy.load(std::memory_order_seq_cst) == 0 &&
+         s.signaled() >= s.final_value.load(std::memory_order_acquire);
+}
+
 void Proxy::stop(const std::optional<std::string>&) {
   ProxySlot& s = *slot_;
   // acquire: pairs with submit's release: the last value given to submit, also one whose
@@ -308,9 +326,7 @@ void Proxy::stop(const std::optional<std::string>&) {
     s.publish(last);
     s.copies.release_storage();  // drained, or the receiving thread ended
   }
-  std::vector<std::byte>().swap(message_);  // submit's scratch: no counted call is in flight
-  std::vector<BytesHeader>().swap(bytes_headers_);
-  std::vector<iovec>().swap(iov_);
+  *scratch_ = SubmitScratch{};  // submit's scratch: no counted call is in flight
   s.closed.store(true, std::memory_order_release);
 }
 

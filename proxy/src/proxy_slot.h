@@ -16,7 +16,7 @@
 #include "rig/engine/event_word.h"
 #include "rig/engine/spsc_ring.h"
 #include "rig/remote/proxy.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 
 namespace rig::remote {
 

@@ -173,17 +173,17 @@ bool Proxy::wait_here(const rig_submission& s, const SubmitPlan& plan) {
   return last_in == 0 || wait_word(word_, last_in, slot_);
 }
 
-// The handover message into message_, in one pass over the parts: header, fixed part, waits,
+// The handover message into the scratch, in one pass over the parts: header, fixed part, waits,
 // parts (those sent), words. false: no memory for it.
 bool Proxy::encode(const rig_submission& s, std::uint64_t value, const SubmitPlan& plan) {
   const TravellingWaits& t = plan.travelling;
   const wire::Handover h{account_.id, t.count(), value, plan.n_parts, plan.n_words};
   try {
-    message_.resize(wire::HandoverWriter::frame_bytes(h));
+    scratch_->message.resize(wire::HandoverWriter::frame_bytes(h));
   } catch (const std::bad_alloc&) {
     return false;
   }
-  wire::HandoverWriter out(message_.data(), h);
+  wire::HandoverWriter out(scratch_->message.data(), h);
   for (std::uint64_t m = t.devices; m != 0; m &= m - 1) {
     const auto d = static_cast<std::uint32_t>(std::countr_zero(m));
     out.wait(wire::Wait{d, 0, t.value[d]});
@@ -279,10 +279,11 @@ int Proxy::submit(const rig_submission& s, std::uint64_t value, const char** why
 // it allocates nothing once the handover is recorded. false: no memory.
 bool Proxy::reserve_posted(const SubmitPlan& plan) {
   try {
-    bytes_headers_.clear();
-    bytes_headers_.reserve(plan.chunks);  // no reallocation below: the iovecs point into it
-    iov_.clear();
-    iov_.reserve(1 + 2 * plan.chunks);
+    SubmitScratch& sc = *scratch_;
+    sc.bytes_headers.clear();
+    sc.bytes_headers.reserve(plan.chunks);  // no reallocation below: the iovecs point into it
+    sc.iov.clear();
+    sc.iov.reserve(1 + 2 * plan.chunks);
   } catch (const std::bad_alloc&) {
     return false;
   }
@@ -293,20 +294,21 @@ bool Proxy::reserve_posted(const SubmitPlan& plan) {
 // end) go out as one posted message, sent in one system call, possibly together with other
 // threads' messages (the posted message stays whole, in order). 0 or -errno.
 int Proxy::send_posted(const rig_submission& s, std::uint64_t value) {
-  iov_.push_back({message_.data(), message_.size()});
+  SubmitScratch& sc = *scratch_;
+  sc.iov.push_back({sc.message.data(), sc.message.size()});
   each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
     if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
     const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
     const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
     for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
       const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
-      bytes_headers_.push_back(wire::encode(wire::Bytes{account_.id, part, value, at, n, 0}));
-      iov_.push_back(engine::to_iov(&bytes_headers_.back(), sizeof(BytesHeader)));
-      iov_.push_back(engine::to_iov(src + at, n));
+      sc.bytes_headers.push_back(wire::encode(wire::Bytes{account_.id, part, value, at, n, 0}));
+      sc.iov.push_back(engine::to_iov(&sc.bytes_headers.back(), sizeof(SubmitScratch::BytesHeader)));
+      sc.iov.push_back(engine::to_iov(src + at, n));
     }
     return true;
   });
-  return link_.connection().send_combined(iov_);
+  return link_.connection().send_combined(sc.iov);
 }
 
 // Rows to pack or copies to stripe: the handover, then each copy's bytes, holding the turn.
@@ -316,7 +318,7 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
   engine::Connection::Hold hold(conn);
   // Ours while we hold the turn; none when every part goes in place (striped, contiguous).
   const engine::StagingPool::Chunk chunk = staging.wanted() ? staging.chunk() : engine::StagingPool::Chunk{};
-  const iovec msg{message_.data(), message_.size()};
+  const iovec msg{scratch_->message.data(), scratch_->message.size()};
   int rc = conn.send_holding_turn({&msg, 1});
   each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
     if (rc != 0) return false;

@@ -1,14 +1,18 @@
 // Internal: how room and submit read a rig_submission (rig/edge.h), the one reading of both.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "proxy_slot.h"
 #include "rig/edge.h"
 #include "link_core.h"
+#include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
 
 namespace rig::remote {
@@ -67,6 +71,15 @@ struct SubmitPlan {
   // Whether the handover and its bytes leave as one posted message (no rows to pack, nothing
   // striped), or holding the connection's turn.
   bool posted() const { return staging_bytes == 0 && !striped; }
+};
+
+// A proxy's scratch for submit, reused from one submit to the next (room and submit run one at
+// a time per proxy); Proxy::stop gives its memory back.
+struct SubmitScratch {
+  using BytesHeader = wire::Framed<wire::Bytes>;
+  std::vector<std::byte> message;             // the handover's frame
+  std::vector<BytesHeader> bytes_headers;     // a posted send's kBytes headers
+  std::vector<iovec> iov;                     // a posted send's pieces
 };
 
 // Calls fn(part, its index on the wire) for each part that goes on the wire, in order, while

@@ -60,13 +60,13 @@ TEST(PollingModeEnds, ALinkWithPollUsSpinsBeforeItSleepsAndOneWithoutNever) {
   remote::Link& spinning = job->connect(agent.endpoint(), polling);
   round_trips(spinning, 1);
   // relaxed: a statistic of the receiving thread.
-  EXPECT_TRUE(spun([&] { return spinning.counters().spin_reads.load(std::memory_order_relaxed); }));
+  EXPECT_TRUE(spun([&] { return spinning.counters().spin_reads; }));
   auto quiet_job = Job::create();
   remote::LinkOptions sleeping;
   sleeping.poll_us = 0;  // also when RIG_POLL_US is set (the proxy_tests_polling_mode run)
   remote::Link& quiet = quiet_job->connect(agent.endpoint(), sleeping);
   round_trips(quiet, 2);
-  EXPECT_EQ(quiet.counters().spin_reads.load(std::memory_order_relaxed), 0u);
+  EXPECT_EQ(quiet.counters().spin_reads, 0u);
 }
 
 TEST(PollingModeEnds, AnAgentWithPollUsSpinsInEachJobsSessionAndOneWithoutNever) {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "fixture.h"
-#include "rig/engine/faulty_socket.h"
+#include "test_connect.h"
 
 namespace rig::test {
 namespace {
@@ -275,10 +275,9 @@ void load_through(remote::Link& link, remote::Job& job, int rounds, int& exact, 
 
 TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
   RIG_NEED_DEVICES(*link_, 2);
-  remote::LinkOptions options;
-  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 1000, .max_recv_chunk = 777});
   auto job = remote::Job::create();
-  remote::Link& link = job->connect(agent_->endpoint(), options);
+  remote::Link& link = remote::connect_with_faults(*job, agent_->endpoint(), {},
+                                                   engine::Faults{.max_send_chunk = 1000, .max_recv_chunk = 777});
   int exact = 0, failed = 0;
   load_through(link, *job, 20, exact, failed);
   EXPECT_EQ(failed, 0) << job->fault_text();
@@ -287,10 +286,8 @@ TEST_F(Concurrency, UnderShortWritesAndReadsEveryValueCompletesExactly) {
 
 TEST_F(Concurrency, AConnectionLostUnderLoadFailsTheJobAndNothingHangs) {
   RIG_NEED_DEVICES(*link_, 2);
-  remote::LinkOptions options;
-  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.lose_after_bytes = 3u << 20});
   auto job = remote::Job::create();
-  remote::Link& link = job->connect(agent_->endpoint(), options);
+  remote::Link& link = remote::connect_with_faults(*job, agent_->endpoint(), {}, engine::Faults{.lose_after_bytes = 3u << 20});
   int exact = 0, failed = 0;
   load_through(link, *job, 40, exact, failed);
   EXPECT_LT(failed, 1000) << "a value was reported done with wrong bytes";

@@ -33,14 +33,14 @@ std::pair<std::vector<std::byte>, std::vector<std::byte>> read_back(Driven& dev,
   return {std::move(got_x), std::move(got_y)};
 }
 
-class CopyTest : public ::testing::TestWithParam<engine::Backend> {
+class CopyTest : public ::testing::TestWithParam<remote::Backend> {
  protected:
   void SetUp() override {
-    if (GetParam() == engine::Backend::kUring && !engine::uring_available()) {
+    if (GetParam() == remote::Backend::kUring && !engine::uring_available()) {
       GTEST_FAIL() << "io_uring is not available on this machine";
     }
     agent_ = std::make_unique<AgentProcess>(std::vector<std::string>{
-        "--backend", GetParam() == engine::Backend::kUring ? "uring" : "plain"});
+        "--backend", GetParam() == remote::Backend::kUring ? "uring" : "plain"});
     job_ = Job::create();
     remote::LinkOptions options;
     options.backend = GetParam();
@@ -84,13 +84,13 @@ TEST_P(CopyTest, AByteCrossesTheLinkOnce) {
   const auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region.has_value());
   const std::vector<std::byte> up = random_bytes(kBytes, 9);
-  const std::uint64_t sent0 = link_->counters().bytes_sent.load();
-  const std::uint64_t recv0 = link_->counters().bytes_received.load();
+  const std::uint64_t sent0 = link_->counters().bytes_sent;
+  const std::uint64_t recv0 = link_->counters().bytes_received;
   Work w;
   w.to_device(up.data(), *region, 0, kBytes).to_host(*region, 0, down.data(), kBytes);
   dev.wait(dev.run(w));
-  const std::uint64_t sent = link_->counters().bytes_sent.load() - sent0;
-  const std::uint64_t recv = link_->counters().bytes_received.load() - recv0;
+  const std::uint64_t sent = link_->counters().bytes_sent - sent0;
+  const std::uint64_t recv = link_->counters().bytes_received - recv0;
   EXPECT_GE(sent, kBytes);
   EXPECT_LT(sent, kBytes + 4096);  // the payload once, plus headers
   EXPECT_GE(recv, kBytes);
@@ -111,13 +111,13 @@ TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
   for (std::uint64_t rows : {1ull, 256ull}) {  // contiguous, and strided rows
     const std::uint64_t pitch = rows == 1 ? kBytes : 2 * kBytes / rows;
     down.assign(rows == 1 ? kBytes : 2 * kBytes, std::byte{0});
-    const std::uint64_t copied0 = link_->counters().payload_bytes_copied.load();
-    const std::uint64_t direct0 = link_->counters().payload_bytes_direct.load();
+    const std::uint64_t copied0 = link_->counters().payload_bytes_copied;
+    const std::uint64_t direct0 = link_->counters().payload_bytes_direct;
     Work w;
     w.copy(rig_copy{region_side(*region, 0), host_side(down.data()), rows, kBytes / rows, kBytes / rows, pitch});
     dev.wait(dev.run(w));
-    EXPECT_EQ(link_->counters().payload_bytes_copied.load(), copied0) << rows << " rows";
-    EXPECT_EQ(link_->counters().payload_bytes_direct.load() - direct0, kBytes) << rows << " rows";
+    EXPECT_EQ(link_->counters().payload_bytes_copied, copied0) << rows << " rows";
+    EXPECT_EQ(link_->counters().payload_bytes_direct - direct0, kBytes) << rows << " rows";
     for (std::uint64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(0, std::memcmp(down.data() + r * pitch, up.data() + r * (kBytes / rows), kBytes / rows));
     }
@@ -142,7 +142,7 @@ TEST_P(CopyTest, StridedRowsLandInTheirRows) {
       ASSERT_EQ(down[r * kPitch + i], std::byte{0x5a}) << "gap of row " << r << " was written";
     }
   }
-  EXPECT_GT(link_->counters().bytes_staged.load(), 0u);
+  EXPECT_GT(link_->counters().bytes_staged, 0u);
 }
 
 TEST_P(CopyTest, DeviceToDeviceOnTheAgent) {
@@ -193,7 +193,7 @@ TEST_P(CopyTest, PendingEarlierWorkStillReadsTheDestinationsOldBytes) {
   Work fill;
   fill.to_device(old_bytes.data(), *x, 0, kBytes);
   dev.wait(dev.run(fill));
-  const std::uint64_t staged0 = link_->counters().bytes_staged.load();
+  const std::uint64_t staged0 = link_->counters().bytes_staged;
   Work held;
   held.wait(gate.word(), 2, 1).between(*x, 0, *y, 0, kBytes);
   dev.run(held);
@@ -207,13 +207,13 @@ TEST_P(CopyTest, PendingEarlierWorkStillReadsTheDestinationsOldBytes) {
   const auto [got_x, got_y] = read_back(dev, *x, *y, kBytes);
   EXPECT_EQ(got_y, old_bytes);
   EXPECT_EQ(got_x, new_bytes);
-  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0);  // the client staged nothing
+  EXPECT_EQ(link_->counters().bytes_staged, staged0);  // the client staged nothing
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CopyTest,
-                         ::testing::Values(engine::Backend::kUring, engine::Backend::kPlain),
+                         ::testing::Values(remote::Backend::kUring, remote::Backend::kPlain),
                          [](const auto& info) {
-                           return std::string(info.param == engine::Backend::kUring ? "Uring" : "Plain");
+                           return std::string(info.param == remote::Backend::kUring ? "Uring" : "Plain");
                          });
 
 }  // namespace

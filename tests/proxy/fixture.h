@@ -72,7 +72,7 @@ class AgentSuite : public ::testing::Test {
   }
   void TearDown() override { job_.reset(); }
 
-  std::uint64_t sent() const { return link_->counters().bytes_sent.load(); }
+  std::uint64_t sent() const { return link_->counters().bytes_sent; }
   // Waits until the job has failed.
   void wait_failed() {
     for (int i = 0; i < 5000 && !job_->failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -22,7 +22,7 @@
 #include "emulated_cuda.h"
 #include "fixture.h"
 #include "random_bytes.h"
-#include "rig/engine/faulty_socket.h"
+#include "test_connect.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
@@ -220,12 +220,12 @@ TEST(GpuStreaming, ACopyFromAGpuSentRangeByRangeIsStripedWhenTheWholePartReaches
   auto region = gpu->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region);
   const auto up = write_random(gpu, *region, kBytes, 93);
-  const std::uint64_t before = bytes_streamed_out(link), striped = link.counters().bytes_striped_in.load();
+  const std::uint64_t before = bytes_streamed_out(link), striped = link.counters().bytes_striped_in;
   Work out;
   out.to_host(*region, 0, got.data(), kBytes);
   gpu.wait(gpu.run(out));
   EXPECT_EQ(bytes_streamed_out(link) - before, kBytes);
-  EXPECT_EQ(link.counters().bytes_striped_in.load() - striped, kBytes) << "ranges under the threshold took the job's connection";
+  EXPECT_EQ(link.counters().bytes_striped_in - striped, kBytes) << "ranges under the threshold took the job's connection";
   EXPECT_EQ(got, up);
 }
 
@@ -388,11 +388,9 @@ TEST(GpuStreaming, AConnectionLostInALargeCopysBytesLeavesTheAgentAliveAndItsGpu
   AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_DELAY_US=300000", "RIG_EMULATED_CUDA_MEMORY=" + std::to_string(512u << 20)}});
   {
     auto job = Job::create();
-    remote::LinkOptions o;
     // Sends of 1 MiB at most, so that the 9 MiB before the break reach the agent.
-    o.faults = std::make_shared<const engine::Faults>(
-        engine::Faults{.max_send_chunk = 1u << 20, .lose_after_bytes = 10u << 20});
-    remote::Link& link = job->connect(agent.endpoint(), o);
+    remote::Link& link = remote::connect_with_faults(*job, agent.endpoint(), {},
+                                                     engine::Faults{.max_send_chunk = 1u << 20, .lose_after_bytes = 10u << 20});
     const std::vector<std::byte> up(kLarge, std::byte{0x5a});  // before the Driven: a failed submit's bytes are read
     Driven gpu(link, 1);
     auto region = gpu->alloc(edge::Memory::kDevice, kLarge);

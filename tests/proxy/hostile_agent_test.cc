@@ -18,14 +18,14 @@
 
 #include "agent_process.h"
 #include "link_core.h"
-#include "rig/engine/faulty_socket.h"
+#include "test_connect.h"
 #include "raw_peer.h"
 #include "process_facts.h"
 #include "thread_hold.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 #include "rig/remote/proxy.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 
 namespace rig::test {
 namespace {
@@ -647,8 +647,8 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   remote::LinkOptions options;
   options.keepalive_ms = 20;
   options.silence_ms = 5000;
-  options.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 3});  // every send takes at most 3 bytes: a ping is 16
-  remote::Link& link = job->connect(agent.endpoint(), options);
+  // Every send takes at most 3 bytes: a ping is 16.
+  remote::Link& link = remote::connect_with_faults(*job, agent.endpoint(), options, engine::Faults{.max_send_chunk = 3});
   std::vector<std::byte> down(64);
   Driven dev(link, 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64);
@@ -663,7 +663,7 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   dev.wait(dev.run(w));
   EXPECT_EQ(up, down);
   // The agent echoed the pings: they reached it whole.
-  EXPECT_GT(link.counters().messages_received.load(std::memory_order_relaxed), 10u);
+  EXPECT_GT(link.counters().messages_received, 10u);
 }
 
 TEST(HostileAgent, MalformedWelcomeIsRefusedAtConnect) {

@@ -19,7 +19,7 @@ TEST_F(Make, DescribeRegistersAndSendsNothingAndNamesTheProxyAfterTheAccount) {
   RIG_NEED_DEVICES(*link_, 2);
   const std::uint64_t before = sent();
   const remote::Device d = remote::device(*link_, *link_->account(2), Device{2});
-  EXPECT_EQ(d.name(), wire::fixed_string(link_->account(2)->name));  // "sim2", or the GPU's name
+  EXPECT_EQ(d.name(), link_->account(2)->name);  // "sim2", or the GPU's name
   EXPECT_EQ(sent(), before);
   EXPECT_EQ(remote::LinkCore::of(*link_).slot(2), nullptr);
 }
@@ -30,7 +30,7 @@ TEST_F(Make, MakeRegistersAndSendsNothing) {
   auto p = remote::device(*link_, *link_->account(1), Device{1}).make(&word);
   EXPECT_EQ(sent(), before);
   EXPECT_NE(remote::LinkCore::of(*link_).slot(1), nullptr);
-  EXPECT_EQ(p->name(), wire::fixed_string(link_->account(1)->name));
+  EXPECT_EQ(p->name(), link_->account(1)->name);
   p->stop(std::nullopt);
 }
 

@@ -21,8 +21,8 @@ TEST_F(Memory, KeyIsTheSameForEveryProxy) {
 TEST_F(Memory, FactsAreThePagesTable) {
   Driven dev(*link_, 1);
   const auto f = dev->facts();
-  const wire::Account& a = *link_->account(1);
-  EXPECT_EQ(f.arch, wire::fixed_string(a.arch));  // "sim", or the GPU's sm_XY
+  const remote::Account& a = *link_->account(1);
+  EXPECT_EQ(f.arch, a.arch);  // "sim", or the GPU's sm_XY
   EXPECT_EQ(f.budget, a.budget);
   EXPECT_EQ(f.queues, (std::vector<std::string>{"COMPUTE:0", "COPY:0"}));
   ASSERT_TRUE(f.copy_engine);

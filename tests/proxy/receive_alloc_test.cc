@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fixture.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 
 namespace {
 // The allocations of the thread that made them.

@@ -6,6 +6,7 @@
 
 #include "fixture.h"
 #include "rig/program/program.h"
+#include "rig/wire/messages.h"
 
 namespace rig::test {
 namespace {

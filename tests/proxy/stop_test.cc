@@ -12,7 +12,7 @@
 
 #include "link_core.h"
 #include "fixture.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 #include "agent_process.h"
 #include "raw_peer.h"
 
@@ -226,7 +226,7 @@ TEST(Stop, StopRacingTheLastBytesLeavesTheWordAtTheLastValueWithTheBytesExact) {
 }
 
 // ---- Forced orders of the stop/receiver handshake ----
-// rig/remote/test_hook.h holds one side at a named point until the test lets it go, so each
+// test_hook.h (proxy/src) holds one side at a named point until the test lets it go, so each
 // order is exercised every run; the tests wait on what they can observe (the word, a side held
 // at its point), never on time. One ForcedOrder at a time (gtest runs tests one by one); its
 // state is static, so a side still inside the hook after the test never reads freed memory.

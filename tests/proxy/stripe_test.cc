@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "agent_process.h"
-#include "rig/engine/faulty_socket.h"
+#include "test_connect.h"
 #include "rig/engine/socket.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
@@ -21,7 +21,7 @@ namespace {
 
 using remote::Job;
 
-class StripeTest : public ::testing::TestWithParam<engine::Backend> {
+class StripeTest : public ::testing::TestWithParam<remote::Backend> {
  protected:
   static void SetUpTestSuite() {
     agent_ = new AgentProcess({"--max-stripes", "4", "--device-budget",
@@ -32,7 +32,7 @@ class StripeTest : public ::testing::TestWithParam<engine::Backend> {
     agent_ = nullptr;
   }
   void SetUp() override {
-    if (GetParam() == engine::Backend::kUring && !engine::uring_available()) {
+    if (GetParam() == remote::Backend::kUring && !engine::uring_available()) {
       GTEST_FAIL() << "io_uring is not available on this machine";
     }
   }
@@ -76,17 +76,17 @@ TEST_P(StripeTest, ContiguousCopiesCrossTheStripesBothWaysExact) {
   remote::Link& link = job->connect(agent_->endpoint(), options(3));
   ASSERT_EQ(link.stripes(), 3u);
   Driven dev(link, 1);
-  const std::uint64_t direct0 = link.counters().payload_bytes_direct.load();
-  const std::uint64_t copied0 = link.counters().payload_bytes_copied.load();
+  const std::uint64_t direct0 = link.counters().payload_bytes_direct;
+  const std::uint64_t copied0 = link.counters().payload_bytes_copied;
   // Odd sizes: pieces of unequal length, a last group shorter than the others.
   for (std::uint64_t bytes : {std::uint64_t{65536}, std::uint64_t{(9u << 20) + 12345}}) {
     round_trip(dev, 1, bytes, bytes, static_cast<std::uint32_t>(bytes));
   }
   // Every byte into this process came over the stripes, straight into place.
-  EXPECT_EQ(link.counters().payload_bytes_direct.load() - direct0, 65536u + (9u << 20) + 12345);
-  EXPECT_EQ(link.counters().payload_bytes_copied.load(), copied0);
-  EXPECT_EQ(link.counters().bytes_striped_in.load(), 65536u + (9u << 20) + 12345);
-  EXPECT_EQ(link.counters().bytes_striped_out.load(), 65536u + (9u << 20) + 12345);
+  EXPECT_EQ(link.counters().payload_bytes_direct - direct0, 65536u + (9u << 20) + 12345);
+  EXPECT_EQ(link.counters().payload_bytes_copied, copied0);
+  EXPECT_EQ(link.counters().bytes_striped_in, 65536u + (9u << 20) + 12345);
+  EXPECT_EQ(link.counters().bytes_striped_out, 65536u + (9u << 20) + 12345);
   EXPECT_FALSE(job->failed()) << job->fault_text();
 }
 
@@ -96,7 +96,7 @@ TEST_P(StripeTest, StridedRowsCrossTheStripesInPlaceWithNothingStaged) {
   ASSERT_EQ(link.stripes(), 4u);
   Driven dev(link, 1);
   round_trip(dev, 700, 4096 + 12, 8192, 3);
-  EXPECT_EQ(link.counters().bytes_staged.load(), 0u);
+  EXPECT_EQ(link.counters().bytes_staged, 0u);
   EXPECT_FALSE(job->failed()) << job->fault_text();
 }
 
@@ -109,8 +109,8 @@ TEST_P(StripeTest, CopiesBelowTheThresholdTakeTheJobsConnection) {
   Driven dev(link, 1);
   round_trip(dev, 1, 1u << 20, 1u << 20, 9);
   // Neither way: the agent follows the threshold the link sent in its joins.
-  EXPECT_EQ(link.counters().bytes_striped_out.load(), 0u);
-  EXPECT_EQ(link.counters().bytes_striped_in.load(), 0u);
+  EXPECT_EQ(link.counters().bytes_striped_out, 0u);
+  EXPECT_EQ(link.counters().bytes_striped_in, 0u);
 }
 
 TEST_P(StripeTest, TheAgentGrantsNoMoreStripesThanItsMaximum) {
@@ -124,8 +124,8 @@ TEST_P(StripeTest, TheAgentGrantsNoMoreStripesThanItsMaximum) {
 TEST_P(StripeTest, ShortWritesAndReadsOnEveryConnectionStillLandExact) {
   auto job = Job::create();
   remote::LinkOptions o = options(3);
-  o.faults = std::make_shared<const engine::Faults>(engine::Faults{.max_send_chunk = 100'000, .max_recv_chunk = 70'000});
-  remote::Link& link = job->connect(agent_->endpoint(), o);
+  remote::Link& link = remote::connect_with_faults(*job, agent_->endpoint(), o,
+                                                   engine::Faults{.max_send_chunk = 100'000, .max_recv_chunk = 70'000});
   ASSERT_EQ(link.stripes(), 3u);
   Driven dev(link, 1);
   round_trip(dev, 1, (3u << 20) + 7, (3u << 20) + 7, 5);
@@ -142,12 +142,12 @@ TEST_P(StripeTest, PiecesAboveTheZeroCopyThresholdGoZeroCopyAndLandExact) {
   Driven dev(link, 1);
   round_trip(dev, 1, (6u << 20) + 3, (6u << 20) + 3, 12);
   round_trip(dev, 400, 8192, 12288, 13);
-  if (GetParam() == engine::Backend::kUring) {
+  if (GetParam() == remote::Backend::kUring) {
     // 6 MiB + 3 and 3.1 MiB: pieces of 2 MiB, each one zero-copy send (or more, if short).
-    EXPECT_GE(link.counters().zc_sends.load(), 5u);
-    EXPECT_EQ(link.counters().zc_copied.load(), link.counters().zc_sends.load()) << "loopback copies";
+    EXPECT_GE(link.counters().zc_sends, 5u);
+    EXPECT_EQ(link.counters().zc_copied, link.counters().zc_sends) << "loopback copies";
   } else {
-    EXPECT_EQ(link.counters().zc_sends.load(), 0u);  // the plain backend never sends zero-copy
+    EXPECT_EQ(link.counters().zc_sends, 0u);  // the plain backend never sends zero-copy
   }
   EXPECT_FALSE(job->failed()) << job->fault_text();
 }
@@ -155,8 +155,8 @@ TEST_P(StripeTest, PiecesAboveTheZeroCopyThresholdGoZeroCopyAndLandExact) {
 TEST_P(StripeTest, AStripeLostMidCopyFailsTheJobWithItsReason) {
   auto job = Job::create();
   remote::LinkOptions o = options(2);
-  o.faults = std::make_shared<const engine::Faults>(engine::Faults{.lose_after_bytes = 1u << 20});  // each stripe breaks after 1 MiB
-  remote::Link& link = job->connect(agent_->endpoint(), o);
+  // Each stripe breaks after 1 MiB.
+  remote::Link& link = remote::connect_with_faults(*job, agent_->endpoint(), o, engine::Faults{.lose_after_bytes = 1u << 20});
   ASSERT_EQ(link.stripes(), 2u);
   Driven dev(link, 1);
   const auto region = dev->alloc(edge::Memory::kDevice, 8u << 20);
@@ -175,8 +175,8 @@ TEST_P(StripeTest, AStripeLostMidCopyFailsTheJobWithItsReason) {
       << why;
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StripeTest, ::testing::Values(engine::Backend::kUring, engine::Backend::kPlain),
-                         [](const auto& info) { return std::string(engine::backend_name(info.param)) == "plain" ? "plain" : "uring"; });
+INSTANTIATE_TEST_SUITE_P(Backends, StripeTest, ::testing::Values(remote::Backend::kUring, remote::Backend::kPlain),
+                         [](const auto& info) { return std::string(info.param == remote::Backend::kPlain ? "plain" : "uring"); });
 
 TEST(StripeGrant, AnAgentWithoutStripesGrantsNoneAndCopiesStillWork) {
   AgentProcess agent({"--max-stripes", "0"});

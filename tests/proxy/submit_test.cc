@@ -230,15 +230,15 @@ TEST_F(Submit, ContiguousRowsGoOutInPlaceAndStridedRowsArePacked) {
   auto r = dev->alloc(edge::Memory::kDevice, 1 << 20);
   ASSERT_TRUE(r);
   std::vector<std::byte> buf(1 << 20);
-  const std::uint64_t staged0 = link_->counters().bytes_staged.load();
+  const std::uint64_t staged0 = link_->counters().bytes_staged;
   Work flat;
   flat.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 256, 4096, 4096, 4096});
   dev.wait(dev.run(flat));
-  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0);
+  EXPECT_EQ(link_->counters().bytes_staged, staged0);
   Work strided;
   strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 128, 4096, 8192, 8192});
   dev.wait(dev.run(strided));
-  EXPECT_EQ(link_->counters().bytes_staged.load(), staged0 + 128 * 4096);
+  EXPECT_EQ(link_->counters().bytes_staged, staged0 + 128 * 4096);
 }
 
 TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
@@ -251,13 +251,13 @@ TEST_F(Submit, WithoutMemoryToPackRowsSubmitFailsAndTheJobGoesOn) {
   auto r = dev->alloc(edge::Memory::kDevice, 1 << 20);
   ASSERT_TRUE(r);
   std::vector<std::byte> buf(1 << 20, std::byte{4});
-  const std::uint64_t before = link.counters().bytes_sent.load();
+  const std::uint64_t before = link.counters().bytes_sent;
   Work strided;
   strided.copy(rig_copy{harness::host_side(buf.data()), harness::region_side(*r, 0), 64, 4096, 8192, 8192});
   const auto s = dev.submit(strided);
   EXPECT_EQ(s.rc, RIG_FAILED);
   EXPECT_EQ(s.why, "out of memory for a hand-over");
-  EXPECT_EQ(link.counters().bytes_sent.load(), before);  // nothing of it was sent
+  EXPECT_EQ(link.counters().bytes_sent, before);  // nothing of it was sent
   EXPECT_FALSE(job_->failed());
   // Rows end to end need no packing: they still go, in place.
   Work flat;

@@ -13,7 +13,7 @@
 #include "link_core.h"
 #include "fixture.h"
 #include "raw_peer.h"
-#include "rig/remote/test_hook.h"
+#include "test_hook.h"
 
 namespace rig::test {
 namespace {
@@ -163,7 +163,7 @@ std::uint64_t run_copy_within(Driven& dev) {
 }
 
 std::uint64_t word_publishes(remote::Link& link) {
-  return link.counters().word_publishes.load(std::memory_order_relaxed);
+  return link.counters().word_publishes;
 }
 
 TEST(TimelineFake, DoneReportsOfOneWordThatComeTogetherRaiseItOnceToTheHighest) {

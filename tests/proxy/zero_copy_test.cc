@@ -29,7 +29,7 @@ constexpr std::size_t kZc = 64 * 1024;
 
 struct Case {
   const char* name;
-  engine::Backend backend;
+  remote::Backend backend;
   std::size_t zc_bytes;  // both ends
 };
 
@@ -37,11 +37,11 @@ class ZeroCopyTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     const Case& c = GetParam();
-    if (c.backend == engine::Backend::kUring && !engine::uring_available()) {
+    if (c.backend == remote::Backend::kUring && !engine::uring_available()) {
       GTEST_FAIL() << "io_uring is not available on this machine";
     }
     agent_ = std::make_unique<AgentProcess>(std::vector<std::string>{
-        "--backend", c.backend == engine::Backend::kUring ? "uring" : "plain", "--send-zc-bytes",
+        "--backend", c.backend == remote::Backend::kUring ? "uring" : "plain", "--send-zc-bytes",
         std::to_string(c.zc_bytes), "--device-budget", std::to_string(64u << 20)});
     job_ = remote::Job::create();
     remote::LinkOptions options;
@@ -67,8 +67,8 @@ class ZeroCopyTest : public ::testing::TestWithParam<Case> {
       ASSERT_EQ(down[r * pitch + row], std::byte{0x5a}) << "gap of row " << r << " was written";
     }
   }
-  bool zc_expected() const { return GetParam().backend == engine::Backend::kUring && GetParam().zc_bytes > 0; }
-  engine::Counters& counters() { return link_->counters(); }
+  bool zc_expected() const { return GetParam().backend == remote::Backend::kUring && GetParam().zc_bytes > 0; }
+  remote::LinkCounters counters() const { return link_->counters(); }
 
   std::unique_ptr<AgentProcess> agent_;
   std::shared_ptr<remote::Job> job_;
@@ -82,20 +82,20 @@ TEST_P(ZeroCopyTest, ContiguousCopiesBothWaysLandExact) {
   const auto region = dev->alloc(edge::Memory::kDevice, kBytes);
   ASSERT_TRUE(region.has_value());
   const auto up = random_bytes(kBytes, 41);
-  const std::uint64_t zc0 = counters().zc_sends.load();
+  const std::uint64_t zc0 = counters().zc_sends;
   Work w;
   w.to_device(up.data(), *region, 0, kBytes).to_host(*region, 0, down.data(), kBytes);
   dev.wait(dev.run(w));
   EXPECT_EQ(0, std::memcmp(up.data(), down.data(), kBytes));
   if (zc_expected()) {
-    EXPECT_GE(counters().zc_sends.load() - zc0, 1u);  // 4 MiB chunks, each over 64 KiB
+    EXPECT_GE(counters().zc_sends - zc0, 1u);  // 4 MiB chunks, each over 64 KiB
   } else {
-    EXPECT_EQ(counters().zc_sends.load(), zc0);
+    EXPECT_EQ(counters().zc_sends, zc0);
   }
-  EXPECT_EQ(counters().zc_fallbacks.load(), 0u);
-  EXPECT_LE(counters().zc_copied.load(), counters().zc_sends.load());
-  RecordProperty("zc_sends", std::to_string(counters().zc_sends.load()));
-  RecordProperty("zc_copied", std::to_string(counters().zc_copied.load()));
+  EXPECT_EQ(counters().zc_fallbacks, 0u);
+  EXPECT_LE(counters().zc_copied, counters().zc_sends);
+  RecordProperty("zc_sends", std::to_string(counters().zc_sends));
+  RecordProperty("zc_copied", std::to_string(counters().zc_copied));
 }
 
 TEST_P(ZeroCopyTest, StridedCopyFromHereIsPackedIntoThePoolAndLandsExact) {
@@ -106,25 +106,25 @@ TEST_P(ZeroCopyTest, StridedCopyFromHereIsPackedIntoThePoolAndLandsExact) {
   ASSERT_TRUE(region.has_value());
   const auto up = random_bytes(kRows * kPitch, 43);
   for (unsigned round = 0; round < 3; ++round) {
-    const std::uint64_t staged0 = counters().bytes_staged.load(), zc0 = counters().zc_sends.load();
+    const std::uint64_t staged0 = counters().bytes_staged, zc0 = counters().zc_sends;
     strided_round_trip(dev, *region, up, kRows, kRow, kPitch);
     if (HasFatalFailure()) return;
-    EXPECT_EQ(counters().bytes_staged.load() - staged0, kPacked);
+    EXPECT_EQ(counters().bytes_staged - staged0, kPacked);
     if (zc_expected()) {
-      EXPECT_EQ(counters().zc_sends.load() - zc0, 2u) << "each packed chunk, zero-copy";
+      EXPECT_EQ(counters().zc_sends - zc0, 2u) << "each packed chunk, zero-copy";
     } else {
-      EXPECT_EQ(counters().zc_sends.load(), zc0);
+      EXPECT_EQ(counters().zc_sends, zc0);
     }
   }
   // Three submits, two chunks each: one chunk allocated, reused by every piece.
-  EXPECT_EQ(counters().staging_chunks_allocated.load(), 1u);
+  EXPECT_EQ(counters().staging_chunks_allocated, 1u);
   EXPECT_EQ(remote::LinkCore::of(*link_).connection().staging().chunks(), 1u);
-  if (GetParam().backend == engine::Backend::kUring &&
+  if (GetParam().backend == remote::Backend::kUring &&
       engine::memlock_limit() / 2 >= engine::StagingPool::kChunkBytes) {
-    EXPECT_EQ(counters().staging_registered_bytes.load(), engine::StagingPool::kChunkBytes);
+    EXPECT_EQ(counters().staging_registered_bytes, engine::StagingPool::kChunkBytes);
     EXPECT_EQ(remote::LinkCore::of(*link_).connection().staging().registration(), 0);
   } else {
-    EXPECT_EQ(counters().staging_registered_bytes.load(), 0u);
+    EXPECT_EQ(counters().staging_registered_bytes, 0u);
     EXPECT_NE(remote::LinkCore::of(*link_).connection().staging().registration(), 0);
   }
 }
@@ -148,13 +148,13 @@ TEST_P(ZeroCopyTest, AStagingAllocatorIsUsedInsteadOfThePool) {
   const auto up = random_bytes(kRows * kPitch, 47);
   strided_round_trip(dev, *region, up, kRows, kRow, kPitch);
   EXPECT_EQ(allocations.load(), 1);
-  EXPECT_EQ(link.counters().staging_chunks_allocated.load(), 0u);
+  EXPECT_EQ(link.counters().staging_chunks_allocated, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sends, ZeroCopyTest,
-                         ::testing::Values(Case{"UringZeroCopyAt64KiB", engine::Backend::kUring, kZc},
-                                           Case{"UringZeroCopyOff", engine::Backend::kUring, 0},
-                                           Case{"Plain", engine::Backend::kPlain, kZc}),
+                         ::testing::Values(Case{"UringZeroCopyAt64KiB", remote::Backend::kUring, kZc},
+                                           Case{"UringZeroCopyOff", remote::Backend::kUring, 0},
+                                           Case{"Plain", remote::Backend::kPlain, kZc}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The default pool's out-of-memory path: chunks that no allocation can give (4 PiB each) make

@@ -49,7 +49,7 @@ rig_side region_side(const remote::Region& r, std::uint64_t offset);
 // A proxy made and driven as rig would. The word lives on the heap at a stable address.
 class Driven {
  public:
-  Driven(remote::Link& link, const wire::Account& account, remote::abi::Capability capability,
+  Driven(remote::Link& link, const remote::Account& account, remote::abi::Capability capability,
          std::uint64_t initial_word = 0);
   // Throws std::invalid_argument where the link's agent has no device `device_id`.
   Driven(remote::Link& link, std::uint32_t device_id, std::uint64_t initial_word = 0);

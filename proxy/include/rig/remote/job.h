@@ -60,7 +60,9 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
   /// The job's links, in the order connect made them.
   const std::vector<std::unique_ptr<Link>>& links() const { return links_; }
 
+  /// @cond INTERNAL
  private:
+  friend class LinkCore;  // its connect adds the links (proxy/src/link_core.h)
   Job() = default;
   static constexpr std::uint32_t kFailed = 1;
   static constexpr std::uint32_t kClosing = 2;
@@ -73,6 +75,7 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
 
   std::mutex links_mu_;  ///< cold path only: connect, close, fail
   std::vector<std::unique_ptr<Link>> links_;
+  /// @endcond
 };
 
 }  // namespace rig::remote

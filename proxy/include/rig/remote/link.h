@@ -7,22 +7,62 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "rig/engine/backend.h"
-#include "rig/engine/counters.h"
 #include "rig/export.h"
-#include "rig/wire/messages.h"
-
-namespace rig::engine {
-struct Faults;
-}  // namespace rig::engine
 
 namespace rig::remote {
 
 class Job;
+
+/// The socket backend of a link's connections.
+enum class Backend {
+  kDefault,  ///< RIG_SOCKET_BACKEND=plain|uring if set, else io_uring where the kernel allows it
+  kUring,    ///< io_uring
+  kPlain,    ///< plain blocking system calls
+};
+
+/// The account the agent gave for a device it opened (its welcome; the page's Wire.account).
+struct Account {
+  /// What the device is.
+  enum class Kind : std::uint32_t {
+    kHost = 0,    ///< the machine's host (id 0)
+    kDevice = 1,  ///< a device of the machine: simulated, or a GPU
+  };
+  std::uint32_t id = 0;           ///< the agent's device id; 0 is the machine's host
+  Kind kind = Kind::kHost;        ///< the host or a device
+  std::uint64_t budget = 0;       ///< the bytes the job may hold on it
+  std::uint64_t cache_bytes = 0;  ///< its cache's size in bytes (0 where unknown)
+  std::uint64_t reaches = 0;      ///< bit i: this device reaches the own memory of device i
+  std::string name;               ///< "host", "sim1", "gpu1"
+  std::string arch;               ///< "x86_64", "sim", "sm_90"
+};
+
+/// What a link counted over its connection and its stripes since it was made (Link::counters):
+/// figures for benchmarks and tests, each read on its own (relaxed), so they order nothing.
+struct LinkCounters {
+  std::uint64_t bytes_sent = 0;         ///< bytes of the sends that succeeded, frame headers included
+  std::uint64_t messages_sent = 0;      ///< messages sent (a striped transfer: one per stripe it used)
+  std::uint64_t send_calls = 0;         ///< sends (each one or more system calls or SQEs)
+  std::uint64_t bytes_staged = 0;       ///< bytes packed into staging before a send
+  std::uint64_t bytes_striped_out = 0;  ///< payload bytes sent on the stripes
+  std::uint64_t zc_sends = 0;           ///< sends that went out zero-copy (SEND_ZC)
+  std::uint64_t zc_copied = 0;          ///< of those, the ones the kernel copied anyway
+  std::uint64_t zc_fallbacks = 0;       ///< zero-copy refused (memlock, unsupported): sent by copy
+  std::uint64_t staging_chunks_allocated = 0;  ///< staging pool chunks ever allocated
+  std::uint64_t staging_registered_bytes = 0;  ///< of them, bytes registered as fixed buffers
+  std::uint64_t bytes_received = 0;     ///< bytes received, frame headers included
+  std::uint64_t messages_received = 0;  ///< frames received (a striped transfer: one per stripe it used)
+  std::uint64_t reads = 0;              ///< reads of the socket into the frame buffer
+  std::uint64_t payload_bytes_copied = 0;  ///< payload bytes copied out of the header buffer
+  std::uint64_t payload_bytes_direct = 0;  ///< payload bytes received straight into place
+  std::uint64_t bytes_striped_in = 0;      ///< payload bytes received on the stripes
+  std::uint64_t spin_reads = 0;  ///< polling mode: tries that found no byte (each a system call)
+  /// Raises of a timeline word by the receiving thread: one per run of done reports of one
+  /// device that came one right after another, so done reports / word_publishes is their batch.
+  std::uint64_t word_publishes = 0;
+};
 
 /// Where submit gets the memory it packs strided rows into (the connection's staging pool by
 /// default). A test or an embedder may supply its own, used per submit instead of the pool;
@@ -34,9 +74,9 @@ struct StagingAllocator {
 
 /// How Job::connect makes a link: every field has a default a runtime may keep.
 struct LinkOptions {
-  /// The socket backend of the link's connections (default: RIG_SOCKET_BACKEND, else io_uring
+  /// The socket backend of the link's connections (kDefault: RIG_SOCKET_BACKEND, else io_uring
   /// where the kernel allows it).
-  engine::Backend backend = engine::default_backend();
+  Backend backend = Backend::kDefault;
   /// Keepalive: after keepalive_ms without a byte from the agent, the link pings it (the agent
   /// echoes); after silence_ms without a byte, the job fails with "the agent sent nothing for
   /// N ms". This finds a hung or unreachable agent within silence_ms + keepalive_ms. An agent
@@ -44,20 +84,22 @@ struct LinkOptions {
   int keepalive_ms = 1000;
   int silence_ms = 30000;  ///< see keepalive_ms
   /// Polling mode: the receiving thread asks for bytes without waiting for up to poll_us
-  /// microseconds before it sleeps (engine::FrameReader::set_spin_us): lower latency for a
-  /// core's worth of CPU while it spins. Default: RIG_POLL_US, else 0 (off). See docs/TUNING.md.
-  int poll_us = engine::default_poll_us();
+  /// microseconds before it sleeps: lower latency for a core's worth of CPU while it spins.
+  /// kAuto: RIG_POLL_US, else 0 (off). See docs/TUNING.md.
+  int poll_us = kAuto;
   /// Where submit packs strided rows: unset, the connection's staging pool (reused chunks,
   /// registered as fixed buffers within RLIMIT_MEMLOCK); set, this allocator, per submit.
   StagingAllocator staging{};
   /// Sends of at least this many bytes go zero-copy (io_uring SEND_ZC, returning after the
-  /// kernel's notification). engine::kSendZcAuto: RIG_SEND_ZC_BYTES if set, else off when the
-  /// agent is on loopback and 1 MiB otherwise; 0: never. See docs/TUNING.md. Striped pieces
-  /// follow it too (io_uring backend).
-  std::size_t send_zc_bytes = engine::kSendZcAuto;
+  /// kernel's notification). kSendZcAuto: RIG_SEND_ZC_BYTES if set, else off when the agent is
+  /// on loopback and 1 MiB otherwise; 0: never. See docs/TUNING.md. Striped pieces follow it
+  /// too (io_uring backend).
+  std::size_t send_zc_bytes = kSendZcAuto;
+  /// send_zc_bytes' "decide from the peer" value.
+  static constexpr std::size_t kSendZcAuto = SIZE_MAX;
   /// Striping: copies of at least stripe_min_bytes bytes from or into this process's memory
   /// cross over `stripes` extra data connections (wire kStriped), cut in pieces of
-  /// max(64 KiB, 4 MiB / stripes) bytes (engine::StripeSet::send_copy), every stripe's transfer in flight at once. kAuto: none
+  /// max(64 KiB, 4 MiB / stripes) bytes, every stripe's transfer in flight at once. kAuto: none
   /// when the agent is on loopback (one machine's cores carry both ends: nothing to gain),
   /// kDefaultStripes otherwise; the environment's RIG_STRIPES=N overrides kAuto. The agent may
   /// grant fewer (its --max-stripes). docs/TUNING.md says how to choose both on a real NIC.
@@ -70,9 +112,6 @@ struct LinkOptions {
   /// environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
   /// (on loopback, without a secret) is accepted; with one, only an agent that proves it.
   std::string secret_file;
-  /// Tests only: set, the job's socket is wrapped in an engine::FaultySocket with these faults
-  /// (rig/engine/faulty_socket.h, not installed), and the stripes use the plain backend.
-  std::shared_ptr<const engine::Faults> faults;
 };
 
 /// A link: made by Job::connect, it lives as long as its job. Its calls here are what a
@@ -95,13 +134,13 @@ class RIG_API Link {
   const std::vector<std::string>& stripe_addresses() const { return stripe_addresses_; }
   /// The accounts of the devices the agent opened, as its welcome gave them: the host first
   /// (id 0), then each device by id.
-  const std::vector<wire::Account>& accounts() const { return accounts_; }
+  const std::vector<Account>& accounts() const { return accounts_; }
   /// The account of the agent's device `id`, or null if the agent opened none with that id.
-  const wire::Account* account(std::uint32_t id) const;
-  /// The link's traffic counters (messages and bytes each way, zero-copy sends, staging use):
-  /// the send counters written by whichever thread holds the connection's send turn, the
-  /// receive counters by the receiving thread; readable by any thread at any time (relaxed).
-  engine::Counters& counters() { return counters_; }
+  const Account* account(std::uint32_t id) const;
+  /// The link's traffic counters now (messages and bytes each way, zero-copy sends, staging
+  /// use): the sending threads and the receiving thread count as they go, and any thread may
+  /// take this copy at any time; each figure is read on its own (relaxed).
+  LinkCounters counters() const;
   /// The socket backend of the job's connection: "io_uring" or "plain".
   const char* backend() const;
   /// The data connections granted (0: no striping).
@@ -109,9 +148,9 @@ class RIG_API Link {
   /// The allocator submit packs strided rows into (LinkOptions::staging; unset: the pool's).
   const StagingAllocator& staging() const { return staging_; }
 
-  /// Whether the agent answers status queries (it accepted wire::kFeatureStatus in its welcome;
+  /// Whether the agent answers status queries (it accepted the status feature in its welcome;
   /// an agent older than the query does not, and is never sent one).
-  bool agent_status_supported() const { return (features_ & wire::kFeatureStatus) != 0; }
+  bool agent_status_supported() const;
   /// Asks the agent for its own figures (wire kStatusQuery, answered in order with the job's
   /// other messages) and returns its JSON text: version, uptime, jobs, bytes in and out, this
   /// job's connection counters, and every agent thread's CPU time, context switches and system
@@ -138,8 +177,7 @@ class RIG_API Link {
   std::string address_;
   std::vector<std::string> stripe_addresses_;
   StagingAllocator staging_;
-  engine::Counters counters_;
-  std::vector<wire::Account> accounts_;
+  std::vector<Account> accounts_;
   std::uint32_t features_ = 0;  ///< accepted by the agent's welcome; set before the receiving thread starts
   /// fresh ids: relaxed, only uniqueness matters.
   alignas(64) std::atomic<std::uint64_t> next_id_{1};

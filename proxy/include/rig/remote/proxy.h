@@ -6,8 +6,6 @@
 // holds no lock that another thread needs while it waits.
 #pragma once
 
-#include <sys/uio.h>
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -15,7 +13,6 @@
 #include <span>
 #include <string>
 #include <variant>
-#include <vector>
 
 #include "rig/edge.h"
 #include "rig/edge.hpp"
@@ -23,12 +20,6 @@
 #include "rig/remote/abi.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
-#include "rig/wire/messages.h"
-
-namespace rig::wire {
-template <class M>
-struct Framed;
-}  // namespace rig::wire
 
 namespace rig::remote {
 
@@ -36,6 +27,7 @@ class LinkCore;
 struct ProxySlot;
 struct Staging;
 struct SubmitPlan;
+struct SubmitScratch;
 class Proxy;
 
 /// A region: an agent object named by an id of the job, or a proxy's timeline word.
@@ -71,13 +63,13 @@ struct Facts : edge::Facts<Region> {
 class RIG_API Device {
  public:
   /// Describes the proxy of `link` for the agent's device of `account`, with `capability`.
-  Device(Link& link, const wire::Account& account, abi::Capability capability)
+  Device(Link& link, const Account& account, abi::Capability capability)
       : link_(&link), account_(account), capability_(capability) {}
 
   /// The device's name, as its account gives it.
   std::string name() const;
   /// The account the agent gave for the device (its id, budget, cache bytes, peers, arch).
-  const wire::Account& account() const { return account_; }
+  const Account& account() const { return account_; }
 
   /// The page's make ~word: registers the proxy on the link with the 8 bytes at `word` as its
   /// timeline word, and returns it. Sends nothing. Its values start after the value the word
@@ -89,11 +81,11 @@ class RIG_API Device {
 
  private:
   Link* link_;
-  wire::Account account_;
+  Account account_;
   abi::Capability capability_;
 };
 
-inline Device device(Link& link, const wire::Account& account, abi::Capability capability) {
+inline Device device(Link& link, const Account& account, abi::Capability capability) {
   return Device(link, account, capability);
 }
 
@@ -190,6 +182,11 @@ class RIG_API Proxy {
   void stop(const std::optional<std::string>& fault);
   /// The capability the proxy was described with.
   const abi::Capability& capability() const { return capability_; }
+  /// Whether stop was called.
+  bool stopped() const;
+  /// Whether nothing of the proxy writes its word any more: it was stopped and the word holds
+  /// the last value (or the link's receiving thread ended), so the word's memory may be freed.
+  bool word_quiet() const;
 
   /// The C functions (rig/edge.h): RIG_FITS, RIG_LATER while more than kRoomBytes of this
   /// proxy's copies and words are submitted and not done, or RIG_NEVER for a submission it
@@ -216,7 +213,7 @@ class RIG_API Proxy {
   static constexpr int kSpinUs = 50;
 
   /// Internal: made by Device::make.
-  Proxy(LinkCore& link, const wire::Account& account, abi::Capability capability, std::uint64_t* word);
+  Proxy(LinkCore& link, const Account& account, abi::Capability capability, std::uint64_t* word);
 
  private:
   friend class Device;
@@ -233,17 +230,14 @@ class RIG_API Proxy {
 
   std::shared_ptr<Job> job_;  ///< the job outlives its proxies
   LinkCore& link_;
-  const wire::Account account_;
+  const Account account_;
   const abi::Capability capability_;
   const std::string name_;
   std::uint64_t* const word_;
   ProxySlot* slot_ = nullptr;  ///< set by make once registered
 
   /// Submit's scratch, reused (room and submit run one at a time per proxy).
-  using BytesHeader = wire::Framed<wire::Bytes>;
-  std::vector<std::byte> message_;
-  std::vector<BytesHeader> bytes_headers_;
-  std::vector<iovec> iov_;
+  std::unique_ptr<SubmitScratch> scratch_;
   std::string why_;
 };
 

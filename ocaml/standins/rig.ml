@@ -1,0 +1,5 @@
+type arch = string
+
+let word = 4
+
+exception Out_of_memory of int
