@@ -9,29 +9,26 @@
 #include "c_remote_support.h"
 
 const char* c_remote_code(const c_env* env) {
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  c_why why;
-  c_why_init(&why);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 0);
   _Alignas(8) uint64_t wh = 0, w1 = 0;
   rig_proxy *host = NULL, *p = NULL;
-  CHECK_RC(c_make(&j, 0, &wh, &host, &why), RIG_OK, why.buf);
-  CHECK_RC(c_make(&j, 1, &w1, &p, &why), RIG_OK, why.buf);
+  CHECK_RC(c_make(&fx.j, 0, &wh, &host, &fx.why), RIG_OK, fx.why.buf);
+  CHECK_RC(c_make(&fx.j, 1, &w1, &p, &fx.why), RIG_OK, fx.why.buf);
   rig_image* image = NULL;
-  CHECK_RC(rig_proxy_image(p, env->program, env->program_bytes, &image, &why.t), RIG_ERROR, why.buf);
-  CHECK(strstr(why.buf, "loads no code") != NULL);
-  CHECK_RC(rig_proxy_image(host, "junk", 4, &image, &why.t), RIG_ERROR, why.buf);
-  CHECK_RC(rig_proxy_image(host, env->program, env->program_bytes, &image, &why.t), RIG_OK, why.buf);
+  CHECK_RC(rig_proxy_image(p, env->program, env->program_bytes, &image, &fx.why.t), RIG_ERROR, fx.why.buf);
+  CHECK(strstr(fx.why.buf, "loads no code") != NULL);
+  CHECK_RC(rig_proxy_image(host, "junk", 4, &image, &fx.why.t), RIG_ERROR, fx.why.buf);
+  CHECK_RC(rig_proxy_image(host, env->program, env->program_bytes, &image, &fx.why.t), RIG_OK, fx.why.buf);
   CHECK_RC(rig_image_prepare(image, "counter"), RIG_OK, "prepare");
   uint32_t fn = 99;
   uint64_t bytes = 0;
-  CHECK_RC(rig_image_entry(image, "counter", &fn, &bytes, &why.t), RIG_OK, why.buf);
+  CHECK_RC(rig_image_entry(image, "counter", &fn, &bytes, &fx.why.t), RIG_OK, fx.why.buf);
   CHECK(fn == 0);
-  CHECK_RC(rig_image_entry(image, "nothing", &fn, &bytes, &why.t), RIG_ABSENT, why.buf);
+  CHECK_RC(rig_image_entry(image, "nothing", &fn, &bytes, &fx.why.t), RIG_ABSENT, fx.why.buf);
   /* Run counter on a host buffer of 4 bytes: its word is the object's id's low 32 bits. */
   rig_region buf;
-  CHECK_RC(rig_proxy_alloc(host, RIG_MEMORY_DEVICE, 4, &buf, &why.t), RIG_OK, why.buf);
+  CHECK_RC(rig_proxy_alloc(host, RIG_MEMORY_DEVICE, 4, &buf, &fx.why.t), RIG_OK, fx.why.buf);
   uint32_t zero = 41, out = 0, arg = (uint32_t)buf.id;
   rig_part parts[3];
   parts[0] = c_copy_in(&zero, buf.id, 0, 1, 4, 0, 0);
@@ -45,7 +42,7 @@ const char* c_remote_code(const c_env* env) {
   parts[2] = c_copy_out(buf.id, 0, &out, 1, 4, 0, 0);
   const char* text = NULL;
   CHECK_RC(c_submit(host, parts, 3, NULL, 0, 1, &text), RIG_COMMITTED, text ? text : "");
-  CHECK_RC(c_wait(host, 1, &why), RIG_OK, why.buf);
+  CHECK_RC(c_wait(host, 1, &fx.why), RIG_OK, fx.why.buf);
   CHECK(out == 42);
   CHECK_RC(rig_proxy_free(host, &buf), RIG_OK, "free");
   CHECK_RC(rig_proxy_unload(host, image), RIG_OK, "unload");
@@ -54,92 +51,74 @@ const char* c_remote_code(const c_env* env) {
   rig_proxy_stop(host, NULL);
   rig_proxy_release(host);
   rig_proxy_release(p);
-  c_job_end(&j);
+  c_fx_end(&fx);
   return NULL;
 }
 
 const char* c_remote_closed(const c_env* env) {
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  c_why why;
-  c_why_init(&why);
-  _Alignas(8) uint64_t w = 0;
-  rig_proxy* p = NULL;
-  CHECK_RC(c_make(&j, 1, &w, &p, &why), RIG_OK, why.buf);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 1u << 1);
+  rig_proxy* p = fx.p[1];
   int state = -1;
-  CHECK_RC(rig_job_state(j.job, &state, &why.t), RIG_OK, "state");
-  CHECK(state == 0 && why.buf[0] == '\0');
-  CHECK_RC(rig_job_close(j.job), RIG_OK, "close");
-  CHECK_RC(rig_job_close(j.job), RIG_OK, "close again");
-  CHECK_RC(rig_job_state(j.job, &state, &why.t), RIG_OK, "state");
-  CHECK(state == 2 && strcmp(why.buf, "the job is closed") == 0);
+  CHECK_RC(rig_job_state(fx.j.job, &state, &fx.why.t), RIG_OK, "state");
+  CHECK(state == 0 && fx.why.buf[0] == '\0');
+  CHECK_RC(rig_job_close(fx.j.job), RIG_OK, "close");
+  CHECK_RC(rig_job_close(fx.j.job), RIG_OK, "close again");
+  CHECK_RC(rig_job_state(fx.j.job, &state, &fx.why.t), RIG_OK, "state");
+  CHECK(state == 2 && strcmp(fx.why.buf, "the job is closed") == 0);
   rig_region r;
-  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &why.t), RIG_FAULT, why.buf);
-  CHECK(strcmp(why.buf, "the job is closed") == 0);
+  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &fx.why.t), RIG_FAULT, fx.why.buf);
+  CHECK(strcmp(fx.why.buf, "the job is closed") == 0);
   rig_submission none = {NULL, 0, 0, NULL};
   const char* text = NULL;
   CHECK_RC(rig_proxy_submit(p, &none, 1, &text), RIG_FAILED, "submit");
   CHECK(text != NULL && strcmp(text, "the job is closed") == 0);
   rig_link* l = NULL;
-  CHECK_RC(rig_job_connect(j.job, env->endpoint, NULL, &l, &why.t), RIG_FAULT, why.buf);
-  rig_proxy_stop(p, NULL);
-  rig_proxy_release(p);
-  c_job_end(&j);
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, NULL, &l, &fx.why.t), RIG_FAULT, fx.why.buf);
+  c_fx_end(&fx);
   return NULL;
 }
 
 const char* c_remote_agent_killed(const c_env* env) {
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  c_why why;
-  c_why_init(&why);
-  _Alignas(8) uint64_t w = 0;
-  rig_proxy* p = NULL;
-  CHECK_RC(c_make(&j, 1, &w, &p, &why), RIG_OK, why.buf);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 1u << 1);
+  rig_proxy* p = fx.p[1];
   env->kill_agent(env->kill_arg);
   /* The sleeper learns it within the bound: a Fault with the root cause. */
   const uint64_t t0 = c_now_ms();
   int rc = RIG_OK;
-  while (rc == RIG_OK && c_now_ms() - t0 < 60000) rc = rig_proxy_sleep(p, 0, 1000, &why.t);
-  CHECK_RC(rc, RIG_FAULT, why.buf);
-  CHECK(why.buf[0] != '\0' && strcmp(why.buf, "the job is closed") != 0);
+  while (rc == RIG_OK && c_now_ms() - t0 < 60000) rc = rig_proxy_sleep(p, 0, 1000, &fx.why.t);
+  CHECK_RC(rc, RIG_FAULT, fx.why.buf);
+  CHECK(fx.why.buf[0] != '\0' && strcmp(fx.why.buf, "the job is closed") != 0);
   int state = 0;
-  CHECK_RC(rig_job_state(j.job, &state, NULL), RIG_OK, "state");
+  CHECK_RC(rig_job_state(fx.j.job, &state, NULL), RIG_OK, "state");
   CHECK(state == 1);
   rig_region r;
-  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &why.t), RIG_FAULT, why.buf);
-  rig_proxy_stop(p, NULL);
-  rig_proxy_release(p);
-  c_job_end(&j);
+  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &fx.why.t), RIG_FAULT, fx.why.buf);
+  c_fx_end(&fx);
   return NULL;
 }
 
 const char* c_remote_bad_handles(const c_env* env) {
-  c_why why;
-  c_why_init(&why);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 1u << 1);
+  rig_proxy* p = fx.p[1];
   rig_region r;
   memset(&r, 0, sizeof r);
-  CHECK_RC(rig_proxy_alloc(NULL, RIG_MEMORY_DEVICE, 64, &r, &why.t), RIG_BAD_HANDLE, why.buf);
-  CHECK_RC(rig_job_connect(NULL, "127.0.0.1:1", NULL, NULL, &why.t), RIG_BAD_HANDLE, why.buf);
-  CHECK_RC(rig_proxy_sleep(NULL, 0, 1, &why.t), RIG_BAD_HANDLE, why.buf);
+  CHECK_RC(rig_proxy_alloc(NULL, RIG_MEMORY_DEVICE, 64, &r, &fx.why.t), RIG_BAD_HANDLE, fx.why.buf);
+  CHECK_RC(rig_job_connect(NULL, "127.0.0.1:1", NULL, NULL, &fx.why.t), RIG_BAD_HANDLE, fx.why.buf);
+  CHECK_RC(rig_proxy_sleep(NULL, 0, 1, &fx.why.t), RIG_BAD_HANDLE, fx.why.buf);
   CHECK(rig_proxy_signaled(NULL) == 0);
   CHECK(rig_proxy_release(NULL) == -RIG_BAD_HANDLE);
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  _Alignas(8) uint64_t w = 0;
-  rig_proxy* p = NULL;
-  CHECK_RC(c_make(&j, 1, &w, &p, &why), RIG_OK, why.buf);
   CHECK(rig_proxy_release(p) == 1);
+  fx.p[1] = NULL;
   CHECK(rig_proxy_release(p) == -RIG_BAD_HANDLE);
-  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &why.t), RIG_BAD_HANDLE, why.buf);
+  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &fx.why.t), RIG_BAD_HANDLE, fx.why.buf);
   CHECK_RC(rig_proxy_stop(p, NULL), RIG_BAD_HANDLE, "stop");
   /* A link is the job's: its handle lives while the job does, and not after. */
-  rig_link* l = j.link;
-  rig_job* job = j.job;
-  c_job_end(&j);
+  rig_link* l = fx.j.link;
+  rig_job* job = fx.j.job;
+  c_fx_end(&fx);
   CHECK_RC(rig_job_close(job), RIG_BAD_HANDLE, "a released job");
   uint32_t n = 0;
   const uint64_t t0 = c_now_ms();
@@ -153,20 +132,19 @@ const char* c_remote_bad_handles(const c_env* env) {
 
 const char* c_remote_texts(const c_env* env) {
   (void)env;
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  rig_job_close(j.job);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 0);
+  rig_job_close(fx.j.job);
   char small[5];
   memset(small, 'x', sizeof small);
   rig_text t = {small, sizeof small, 0};
   int state = 0;
-  CHECK_RC(rig_job_state(j.job, &state, &t), RIG_OK, "state");
+  CHECK_RC(rig_job_state(fx.j.job, &state, &t), RIG_OK, "state");
   CHECK(t.needed == strlen("the job is closed") + 1 && strcmp(small, "the ") == 0);
   rig_text none = {NULL, 0, 0};
-  CHECK_RC(rig_job_state(j.job, &state, &none), RIG_OK, "state");
+  CHECK_RC(rig_job_state(fx.j.job, &state, &none), RIG_OK, "state");
   CHECK(none.needed == strlen("the job is closed") + 1);
-  c_job_end(&j);
+  c_fx_end(&fx);
   return NULL;
 }
 
@@ -208,19 +186,16 @@ static void* allocator(void* arg) {
 }
 
 const char* c_remote_threads(const c_env* env) {
-  c_job j;
-  const char* f = c_job_open(&j, env);
-  if (f != NULL) return f;
-  c_why why;
-  c_why_init(&why);
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 0);
   _Alignas(8) uint64_t w = 0, w2 = 0;
   c_threads t;
   memset(&t, 0, sizeof t);
-  CHECK_RC(c_make(&j, 1, &w, &t.p, &why), RIG_OK, why.buf);
-  CHECK_RC(c_make(&j, 2, &w2, &t.p2, &why), RIG_OK, why.buf);
+  CHECK_RC(c_make(&fx.j, 1, &w, &t.p, &fx.why), RIG_OK, fx.why.buf);
+  CHECK_RC(c_make(&fx.j, 2, &w2, &t.p2, &fx.why), RIG_OK, fx.why.buf);
   enum { kBytes = 1 << 16, kRounds = 200 };
   rig_region r;
-  CHECK_RC(rig_proxy_alloc(t.p, RIG_MEMORY_DEVICE, kBytes, &r, &why.t), RIG_OK, why.buf);
+  CHECK_RC(rig_proxy_alloc(t.p, RIG_MEMORY_DEVICE, kBytes, &r, &fx.why.t), RIG_OK, fx.why.buf);
   pthread_t threads[3];
   pthread_create(&threads[0], NULL, sleeper, &t);
   pthread_create(&threads[1], NULL, sleeper, &t);
@@ -231,7 +206,7 @@ const char* c_remote_threads(const c_env* env) {
     memset(from, (int)v, sizeof from);
     rig_part parts[2] = {c_copy_in(from, r.id, 0, 1, kBytes, 0, 0), c_copy_out(r.id, 0, to, 1, kBytes, 0, 0)};
     CHECK_RC(c_submit(t.p, parts, 2, NULL, 0, v, &text), RIG_COMMITTED, text ? text : "");
-    CHECK_RC(c_wait(t.p, v, &why), RIG_OK, why.buf);
+    CHECK_RC(c_wait(t.p, v, &fx.why), RIG_OK, fx.why.buf);
     CHECK(to[0] == (unsigned char)v && to[kBytes - 1] == (unsigned char)v);
   }
   atomic_store_explicit(&t.done, 1, memory_order_release);
@@ -241,6 +216,6 @@ const char* c_remote_threads(const c_env* env) {
   rig_proxy_stop(t.p2, NULL);
   rig_proxy_release(t.p);
   rig_proxy_release(t.p2);
-  c_job_end(&j);
+  c_fx_end(&fx);
   return NULL;
 }

@@ -31,6 +31,27 @@ void c_job_end(c_job* j) {
   j->job = NULL;
 }
 
+const char* c_fx_open(c_fx* fx, const c_env* env, unsigned devices) {
+  memset(fx, 0, sizeof *fx);
+  c_why_init(&fx->why);
+  const char* f = c_job_open(&fx->j, env);
+  if (f != NULL) return f;
+  for (uint32_t i = 0; i < 3; ++i) {
+    if ((devices >> i) & 1u) CHECK_RC(c_make(&fx->j, i, &fx->word[i], &fx->p[i], &fx->why), RIG_OK, fx->why.buf);
+  }
+  return NULL;
+}
+
+void c_fx_end(c_fx* fx) {
+  for (int i = 0; i < 3; ++i) {
+    if (fx->p[i] == NULL) continue;
+    rig_proxy_stop(fx->p[i], NULL);
+    rig_proxy_release(fx->p[i]);
+    fx->p[i] = NULL;
+  }
+  c_job_end(&fx->j);
+}
+
 int c_make(c_job* j, uint32_t id, uint64_t* word, rig_proxy** p, c_why* why) {
   rig_device d;
   memset(&d, 0, sizeof d);

@@ -47,6 +47,25 @@ typedef struct c_job {
 const char* c_job_open(c_job* j, const c_env* env);
 void c_job_end(c_job* j);
 
+/* A test's job and proxies: the proxy of device i on word[i], for each i c_fx_open was asked. */
+typedef struct c_fx {
+  c_job j;
+  c_why why;
+  _Alignas(8) uint64_t word[3];
+  rig_proxy* p[3];
+} c_fx;
+/* Opens the job and makes the proxies of the devices whose bits are set in `devices` (bit i:
+ * device i, 0 the host; words start at 0); NULL or the failure. */
+const char* c_fx_open(c_fx* fx, const c_env* env, unsigned devices);
+/* Stops and releases the proxies still in p[], and ends the job. */
+void c_fx_end(c_fx* fx);
+/* Opens fx, or returns the failure from the calling test. */
+#define C_FX_OPEN(fx, env, devices)                         \
+  do {                                                      \
+    const char* failed_ = c_fx_open((fx), (env), (devices)); \
+    if (failed_ != NULL) return failed_;                    \
+  } while (0)
+
 /* Makes the proxy of device `id` (Device capability; Host for 0) on word. */
 int c_make(c_job* j, uint32_t id, uint64_t* word, rig_proxy** p, c_why* why);
 
