@@ -1,6 +1,6 @@
 // rig-gpu-landing: the landing figures of a GPU (issue 10), what rig-bench's figures with the
 // agent's devices on CUDA are judged against, measured with the same driver loader as rig-agent
-// (agent/src/cuda_driver.h: libcuda.so.1 by dlopen) on GPU 0, each copy on one stream and timed
+// (agent/devices/cuda/cuda_driver.h: libcuda.so.1 by dlopen) on GPU 0, each copy on one stream and timed
 // to its cuStreamSynchronize:
 //   host -> device and device -> host of --bytes (64 MiB): from pinned (cuMemHostRegister'ed)
 //   and from pageable host memory;
@@ -35,9 +35,9 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_gpus.h"
-#include "stream_landing.h"
 #include "../timing.h"
+#include "devices/cuda/cuda_gpus.h"
+#include "stream_landing.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include <cstddef>
 
-#include "cuda_driver.h"
+#include "devices/cuda/cuda_driver.h"
 
 namespace rig::bench::refs {
 

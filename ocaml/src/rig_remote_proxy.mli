@@ -3,7 +3,7 @@
     sections it implements, and the page is the specification).
 
     Built over the C ABI of rig-remote (rig/remote.h, rig/edge.h) with C stubs. Substitutions
-    for what Debian's OCaml 4.13 and this build lack (ocaml/README.md, "Decisions"):
+    for what Debian's OCaml 4.13 and this build lack (docs/SEMANTICS.md, "The OCaml module"):
     - the types the page takes from [Rig_edge], [Rig_remote_abi] and [Rig] come from the
       stand-ins of the findlib package [rig_remote.standins], which hold only what the page
       uses; a build with rig's own libraries uses theirs;

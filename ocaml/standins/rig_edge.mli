@@ -1,7 +1,7 @@
 (** Stand-in for the parts of rig's [Rig_edge] that the page names: what a driver answers and
     the driver's signature, [Driver]. Only what [Rig_remote_proxy] uses is here; a build with
     the real rig libraries uses theirs. Where the page does not show a type's shape, the shape
-    below is this project's reading (ocaml/README.md, "Decisions"). *)
+    below is this project's reading (docs/SEMANTICS.md, "The OCaml module"). *)
 
 (** A device's kinds of memory. *)
 type memory = Device | Host

@@ -24,16 +24,16 @@
 #include <thread>
 #include <vector>
 
-#include "accounts.h"
-#include "config.h"
-#include "cuda_gpus.h"
-#include "cuda_pinning.h"
-#include "device_cuda.h"
+#include "devices/cuda/cuda_gpus.h"
+#include "devices/cuda/cuda_pinning.h"
+#include "devices/cuda/device_cuda.h"
+#include "devices/gpu_devices.h"
+#include "devices/wake.h"
 #include "emulated_cuda.h"
-#include "gpu_devices.h"
+#include "exec/staging.h"
+#include "job/accounts.h"
+#include "process/config.h"
 #include "random_bytes.h"
-#include "staging.h"
-#include "wake.h"
 
 namespace rig::agent {
 namespace {
@@ -58,7 +58,7 @@ class EmulatedCuda : public ::testing::Test {
     return CudaDevice::open(*gpus_, ordinal, static_cast<std::uint32_t>(ordinal) + 1, cap, 0b111);
   }
   // Polls until `value` is reported (true) or poll fails (false, with why); bounded.
-  static bool settle(Device& d, std::uint64_t value, std::string& why) {
+  static bool settle(DeviceBackend& d, std::uint64_t value, std::string& why) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::vector<std::uint64_t> done;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -72,7 +72,7 @@ class EmulatedCuda : public ::testing::Test {
     return false;
   }
   // Copies `bytes` in and out again through d's memory; the bytes that came back.
-  static std::vector<std::byte> round_trip(Device& d, const std::vector<std::byte>& bytes, std::uint64_t value) {
+  static std::vector<std::byte> round_trip(DeviceBackend& d, const std::vector<std::byte>& bytes, std::uint64_t value) {
     const std::uint64_t n = bytes.size();
     auto m = d.allocate(n);
     EXPECT_TRUE(m);
@@ -87,7 +87,7 @@ class EmulatedCuda : public ::testing::Test {
   }
 
   // Loses GPU `d` (whose memory m is) by a sticky error as a copy into m runs; the failure's words.
-  std::string lose_by_a_sticky_copy(Device& d, Memory& m, const std::vector<std::byte>& bytes) {
+  std::string lose_by_a_sticky_copy(DeviceBackend& d, Memory& m, const std::vector<std::byte>& bytes) {
     std::string why;
     emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
     // The copy fails as it runs: a later call of the job learns it (the copy's own event record,
@@ -103,7 +103,7 @@ class EmulatedCuda : public ::testing::Test {
   // the emulator holds it (until hold(0), which the caller gives once it queued what goes behind
   // the wait; a Release made first makes sure), then GPU 1's context breaks and the wait never
   // ends. False if a step failed.
-  bool wait_on_a_copy_that_will_fail(Device& a, Device& b, Memory& mb, const std::vector<std::byte>& bytes) {
+  bool wait_on_a_copy_that_will_fail(DeviceBackend& a, DeviceBackend& b, Memory& mb, const std::vector<std::byte>& bytes) {
     std::string why;
     emu_.hold(1);
     emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
@@ -121,11 +121,11 @@ class EmulatedCuda : public ::testing::Test {
   struct HeldCopy {
     explicit HeldCopy(const CudaGpus& gpus) : staging(~0ull, std::make_shared<CudaPinning>(gpus)) {}
     std::shared_ptr<Memory> memory;
-    StagingPool staging;
+    JobStaging staging;
     std::uint64_t capacity = 0;
     HostBytes buffer;
   };
-  std::unique_ptr<HeldCopy> hold_a_copy_from_staging(Device& d) {
+  std::unique_ptr<HeldCopy> hold_a_copy_from_staging(DeviceBackend& d) {
     auto c = std::make_unique<HeldCopy>(*gpus_);
     std::string why;
     c->memory = d.allocate(4096);
@@ -470,9 +470,9 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
   config.host_budget = 8 << 20;
   auto devices = open_devices(config);
   ASSERT_GE(devices.size(), 2u);
-  Device& host = *devices[0];
-  Device& gpu = *devices[1];
-  StagingPool staging(~0ull, host_pinning(config));
+  DeviceBackend& host = *devices[0];
+  DeviceBackend& gpu = *devices[1];
+  JobStaging staging(~0ull, host_pinning(config));
   // The counter counts: a copy from plain memory takes the pageable path.
   std::vector<std::byte> plain(4096);
   auto probe = gpu.allocate(4096);
@@ -537,9 +537,9 @@ TEST_F(EmulatedCuda, StagingTheDriverRefusesToPinIsUsedUnpinnedAndTheOperatorIsT
   config.device_budget = 8 << 20;
   auto devices = open_devices(config);
   ASSERT_GE(devices.size(), 2u);
-  Device& gpu = *devices[1];
+  DeviceBackend& gpu = *devices[1];
   WarningsLog log;
-  StagingPool staging(~0ull, host_pinning(config));
+  JobStaging staging(~0ull, host_pinning(config));
   std::uint64_t value = 0;
   for (int buffer = 0; buffer < 2; ++buffer) {
     SCOPED_TRACE(buffer);
@@ -601,7 +601,7 @@ TEST_F(EmulatedCuda, APeerMappingTheDriverRefusesIsNoneAndTheJobGoesOn) {
   EXPECT_TRUE(mine->map_peer(m)) << "the driver's next answer is yes";
 }
 
-// The wake an armed GPU posts (a host function behind the work issued so far) comes only once
+// The wake an armed GPU signals (a host function behind the work issued so far) comes only once
 // that work completed: not while the emulator holds the copy, and when it is readable, one
 // poll reports the value.
 TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
@@ -626,7 +626,7 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
 
 // A large copy out goes range by range, each range sent once the mark behind its copy out
 // passed (Executor::send_ranges). A mark is not passed while the work before it is held, it is
-// once that work ran while later work is still held, and the armed wake is posted at each mark
+// once that work ran while later work is still held, and the armed wake is signalled at each mark
 // as well as behind the work, so the session wakes for each range rather than once the whole
 // copy is out.
 TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeIsPostedAtEachMark) {
@@ -637,7 +637,7 @@ TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeI
   ASSERT_TRUE(m);
   gpu->finish(1);
   ASSERT_TRUE(settle(*gpu, 1, why)) << why;
-  StagingPool staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
+  JobStaging staging(~0ull, std::make_shared<CudaPinning>(*gpus_));
   std::uint64_t capacity = 0;
   HostBytes buffer = staging.take(2 * 4096, capacity);
   ASSERT_TRUE(buffer);

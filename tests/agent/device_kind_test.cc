@@ -10,7 +10,7 @@
 #include <string>
 
 #include "agent_process.h"
-#include "gpu_devices.h"
+#include "devices/gpu_devices.h"
 
 namespace rig::agent {
 namespace {

@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
-#include "accounts.h"
-#include "config.h"
-#include "device.h"
+#include "devices/device.h"
+#include "devices/gpu_devices.h"
 #include "emulated_cuda.h"
-#include "gpu_devices.h"
+#include "job/accounts.h"
+#include "process/config.h"
 #include "random_bytes.h"
 
 namespace rig::agent {
@@ -59,12 +59,12 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
     ASSERT_LT(GetParam().under_test, devices_.size());
     ASSERT_LT(GetParam().other, devices_.size());
   }
-  Device& dut() { return *devices_[GetParam().under_test]; }
+  DeviceBackend& dut() { return *devices_[GetParam().under_test]; }
   // Another device of the same agent (for copies and mappings between devices).
-  Device& other() { return *devices_[GetParam().other]; }
+  DeviceBackend& other() { return *devices_[GetParam().other]; }
 
   // Closes `value` on d and waits (polling, bounded) until d reports it done; false if it never does.
-  static bool finish(Device& d, std::uint64_t value) {
+  static bool finish(DeviceBackend& d, std::uint64_t value) {
     if (d.finish(value) == Completion::kDone) return true;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::vector<std::uint64_t> done;
@@ -79,20 +79,20 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
     return false;
   }
   // The packed bytes of `shape` rows at `place`, read through the device's own copy_out.
-  std::vector<std::byte> read(Device& d, const Place& place, Shape shape) {
+  std::vector<std::byte> read(DeviceBackend& d, const Place& place, Shape shape) {
     std::vector<std::byte> out(shape.rows * shape.row_bytes);
     std::string why;
     EXPECT_TRUE(d.copy_out(out.data(), place, shape, why)) << why;
     EXPECT_TRUE(finish(d, ++value_));
     return out;
   }
-  void write(Device& d, const Place& place, Shape shape, const std::vector<std::byte>& packed) {
+  void write(DeviceBackend& d, const Place& place, Shape shape, const std::vector<std::byte>& packed) {
     std::string why;
     ASSERT_TRUE(d.copy_in(place, packed.data(), shape, why)) << why;
     ASSERT_TRUE(finish(d, ++value_));
   }
 
-  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<DeviceBackend>> devices_;
   std::uint64_t value_ = 0;
 };
 

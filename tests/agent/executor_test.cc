@@ -12,15 +12,15 @@
 #include <variant>
 #include <vector>
 
-#include "accounts.h"
-#include "executor.h"
-#include "handover.h"
-#include "objects.h"
+#include "devices/wake.h"
+#include "exec/executor.h"
+#include "exec/handover.h"
+#include "exec/staging.h"
+#include "job/accounts.h"
+#include "job/objects.h"
 #include "random_bytes.h"
 #include "raw_peer.h"
 #include "rig/program/program.h"
-#include "staging.h"
-#include "wake.h"
 
 namespace rig::agent {
 namespace {
@@ -112,9 +112,9 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
     ASSERT_TRUE(executor_->poll(why)) << why;
   }
 
-  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<DeviceBackend>> devices_;
   std::unique_ptr<ObjectTable> objects_;
-  StagingPool staging_;
+  JobStaging staging_;
   Recorder recorder_;
   std::unique_ptr<Executor> executor_;
 };
@@ -278,7 +278,7 @@ TEST_P(ExecutorTest, ClearDropsPendingWorkAndWhatItHeld) {
 }
 
 // Devices whose work completes in the background (--sim-completion woken, as a GPU's): the
-// executor asks them before the session waits, and only the wake's post makes a poll see it.
+// executor asks them before the session waits, and only the wake's signal makes a poll see it.
 class ExecutorWake : public ::testing::Test {
  protected:
   ExecutorWake() {
@@ -300,15 +300,15 @@ class ExecutorWake : public ::testing::Test {
     ASSERT_TRUE(executor_->run_ready(why)) << why;
     ASSERT_TRUE(executor_->poll(why)) << why;
   }
-  // The wake's count, read away (0: nothing posted since the last read).
+  // The wake's count, read away (0: nothing signalled since the last read).
   std::uint64_t posts() {
     std::uint64_t n = 0;
     return ::read(wake_->fd(), &n, sizeof n) == sizeof n ? n : 0;
   }
 
-  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<DeviceBackend>> devices_;
   std::unique_ptr<ObjectTable> objects_;
-  StagingPool staging_;
+  JobStaging staging_;
   Recorder recorder_;
   std::unique_ptr<Executor> executor_;
   std::shared_ptr<Wake> wake_ = std::make_shared<Wake>();
@@ -331,7 +331,7 @@ TEST_F(ExecutorWake, AValueIsReportedOnlyAfterItsDeviceWasArmedAndPostedTheWake)
 TEST_F(ExecutorWake, AWaitingDevicesValueIsIssuedAtOnceArmedWithTheOtherAndReportedAfterIt) {
   hand_over(2, 1);
   hand_over(1, 1, {wire::Wait{2, 0, 1}});  // ordered by the device itself: issued now
-  executor_->arm_wakes(wake_);              // both values complete, each device posts
+  executor_->arm_wakes(wake_);              // both values complete, each device signals
   EXPECT_EQ(posts(), 2u);
   std::string why;
   ASSERT_TRUE(executor_->poll(why)) << why;

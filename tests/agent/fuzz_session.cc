@@ -26,13 +26,13 @@
 #include <thread>
 #include <vector>
 
-#include "config.h"
-#include "drain.h"
-#include "gauges.h"
+#include "job/session.h"
+#include "process/config.h"
+#include "process/drain.h"
+#include "process/gauges.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/codec.h"
-#include "session.h"
 #include "wire_parts.h"
 
 namespace {

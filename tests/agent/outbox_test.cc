@@ -1,4 +1,4 @@
-// What a job's session sends its client (agent/src/outbox.cc), seen by a raw client of a real
+// What a job's session sends its client (agent/exec/outbox.cc), seen by a raw client of a real
 // rig-agent: done reports of one device batched together go out as one, of the highest value,
 // after the bytes of every value it covers; answers keep their place after the reports.
 #include <gtest/gtest.h>

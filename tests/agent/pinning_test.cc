@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <map>
 
-#include "device_host.h"
-#include "host_bytes.h"
-#include "staging.h"
+#include "devices/device_host.h"
+#include "devices/host_bytes.h"
+#include "exec/staging.h"
 
 namespace rig::agent {
 namespace {
@@ -38,7 +38,7 @@ struct RecordingPinning final : HostPinning {
 TEST(StagingPinning, EachBufferIsPinnedOnceWhenMadeAndReuseAddsNone) {
   auto pinning = std::make_shared<RecordingPinning>();
   {
-    StagingPool pool(~0ull, pinning);
+    JobStaging pool(~0ull, pinning);
     std::uint64_t cap = 0;
     auto a = pool.take(4096, cap);
     ASSERT_TRUE(a);
@@ -55,21 +55,21 @@ TEST(StagingPinning, EachBufferIsPinnedOnceWhenMadeAndReuseAddsNone) {
 
 TEST(StagingPinning, ABufferFreedBecauseTheSparesAreFullIsUnpinnedFirst) {
   auto pinning = std::make_shared<RecordingPinning>();
-  StagingPool pool(~0ull, pinning);
+  JobStaging pool(~0ull, pinning);
   std::uint64_t cap_a = 0, cap_b = 0;
-  auto a = pool.take(StagingPool::kSpareBytes, cap_a);
+  auto a = pool.take(JobStaging::kSpareBytes, cap_a);
   auto b = pool.take(4096, cap_b);
   ASSERT_TRUE(a && b);
   std::byte* freed = b.get();
   pool.give(std::move(a), cap_a);  // fills the spares
   pool.give(std::move(b), cap_b);  // freed
   EXPECT_EQ(pinning->pins[freed], 0);
-  EXPECT_EQ(pool.spare_bytes(), StagingPool::kSpareBytes);
+  EXPECT_EQ(pool.spare_bytes(), JobStaging::kSpareBytes);
 }
 
 TEST(StagingPinning, ATinyBufferIsWholePagesAndPinnedSoItsCopyNeedNotWaitForTheStream) {
   auto pinning = std::make_shared<RecordingPinning>();
-  StagingPool pool(~0ull, pinning);
+  JobStaging pool(~0ull, pinning);
   std::uint64_t cap = 0;
   auto a = pool.take(64, cap);
   ASSERT_TRUE(a);
@@ -81,7 +81,7 @@ TEST(StagingPinning, ATinyBufferIsWholePagesAndPinnedSoItsCopyNeedNotWaitForTheS
 }
 
 TEST(StagingPinning, ThePinnedPagesCountAgainstTheLimit) {
-  StagingPool pool(page_bytes(), std::make_shared<RecordingPinning>());
+  JobStaging pool(page_bytes(), std::make_shared<RecordingPinning>());
   EXPECT_TRUE(pool.admits(1));
   std::uint64_t cap = 0;
   auto a = pool.take(1, cap);
@@ -92,7 +92,7 @@ TEST(StagingPinning, ThePinnedPagesCountAgainstTheLimit) {
 }
 
 TEST(StagingReuse, ATinyCopyLeavesALargeSpareForALargeCopy) {
-  StagingPool pool;
+  JobStaging pool;
   std::uint64_t big_cap = 0, cap = 0;
   auto big = pool.take(1 << 20, big_cap);
   ASSERT_TRUE(big);
@@ -109,7 +109,7 @@ TEST(StagingReuse, ATinyCopyLeavesALargeSpareForALargeCopy) {
 
 TEST(StagingReuse, ASpareTheLimitCannotHoldIsNotReused) {
   const std::uint64_t mib = 1 << 20;
-  StagingPool pool(mib + 8192);
+  JobStaging pool(mib + 8192);
   std::uint64_t cap_large = 0, cap_held = 0, cap = 0;
   auto large = pool.take(mib, cap_large);
   ASSERT_TRUE(large);
@@ -126,7 +126,7 @@ TEST(StagingReuse, ASpareTheLimitCannotHoldIsNotReused) {
 }
 
 TEST(StagingPinning, WithoutPinningNothingChanges) {
-  StagingPool pool(8192);
+  JobStaging pool(8192);
   std::uint64_t cap = 0;
   auto a = pool.take(8192, cap);
   ASSERT_TRUE(a);

@@ -27,7 +27,8 @@ class CRemote : public ::testing::Test {
  protected:
   void SetUp() override {
     agent_ = std::make_unique<AgentProcess>(std::vector<std::string>{
-        "--devices", "2", "--device-budget", std::to_string(256u << 20), "--host-budget", std::to_string(32u << 20)});
+        "--devices", "2", "--device-budget", std::to_string(256u << 20), "--host-budget",
+        std::to_string(32u << 20)});
     auto out = program::assemble(kCounter);
     program_ = std::get<std::vector<std::byte>>(out);
     env_.endpoint = agent_->endpoint().c_str();
@@ -42,28 +43,61 @@ class CRemote : public ::testing::Test {
   c_env env_{};
 };
 
-#define RIG_C_TEST(name, call)      \
-  TEST_F(CRemote, name) {           \
-    const char* failed = call;      \
-    EXPECT_EQ(failed, nullptr) << failed; \
-  }
+// A C test's verdict: NULL, or its failed check.
+#define EXPECT_PASSES(call)                 \
+  do {                                      \
+    const char* failed = (call);            \
+    EXPECT_EQ(failed, nullptr) << failed;   \
+  } while (0)
 
-RIG_C_TEST(AccountsAreTheAgentsAndASmallerStructGetsNoMoreBytes, c_remote_accounts(&env_))
-RIG_C_TEST(MakeRefusesWhatThePageRefusesAndRegistersNothingThen, c_remote_make_rules(&env_))
-RIG_C_TEST(MemoryAllocFreeLocatePeerMapAndDma, c_remote_memory(&env_))
-RIG_C_TEST(ACopyOf1MiBBothWaysIsExactToItsLastByte, c_remote_copies(&env_, 1u << 20))
-RIG_C_TEST(ACopyOf64MiBBothWaysIsExact, c_remote_copies(&env_, 64u << 20))
-RIG_C_TEST(StridedRowsOneAndTwoPitchEqualAndLargerEndingAtTheObjectsEnd, c_remote_strided_edges(&env_))
-RIG_C_TEST(RoomIsNeverLaterAndFitsAsThePageSays, c_remote_room(&env_))
-RIG_C_TEST(SleepReturnsAtOnceOrByItsBound, c_remote_sleep_bound(&env_))
-RIG_C_TEST(StopWritesTheLastValueAtOnceWhenNoCopyIsPending, c_remote_stop(&env_))
-RIG_C_TEST(AProxyReleasedWithACopyPendingIsNotQuietAndItsWordStillAdvances, c_remote_release_pending(&env_))
-RIG_C_TEST(CodeLoadsOnTheHostOnlyAndRuns, c_remote_code(&env_))
-RIG_C_TEST(AfterCloseCallsThatAskTheAgentFaultWithTheJobIsClosed, c_remote_closed(&env_))
-RIG_C_TEST(AnAgentKilledFaultsTheSleeperWithTheRootCause, c_remote_agent_killed(&env_))
-RIG_C_TEST(NullAndReleasedHandlesAreAnsweredBadHandle, c_remote_bad_handles(&env_))
-RIG_C_TEST(TextsAreTruncatedNulTerminatedAndSayTheirSize, c_remote_texts(&env_))
-RIG_C_TEST(ThreadsSubmitSleepAndAllocateAtOnce, c_remote_threads(&env_))
+TEST_F(CRemote, AccountsAreTheAgentsAndASmallerStructGetsNoMoreBytes) {
+  EXPECT_PASSES(c_remote_accounts(&env_));
+}
+TEST_F(CRemote, MakeRefusesWhatThePageRefusesAndRegistersNothingThen) {
+  EXPECT_PASSES(c_remote_make_rules(&env_));
+}
+TEST_F(CRemote, MemoryAllocFreeLocatePeerMapAndDma) {
+  EXPECT_PASSES(c_remote_memory(&env_));
+}
+TEST_F(CRemote, ACopyOf1MiBBothWaysIsExactToItsLastByte) {
+  EXPECT_PASSES(c_remote_copies(&env_, 1u << 20));
+}
+TEST_F(CRemote, ACopyOf64MiBBothWaysIsExact) {
+  EXPECT_PASSES(c_remote_copies(&env_, 64u << 20));
+}
+TEST_F(CRemote, StridedRowsOneAndTwoPitchEqualAndLargerEndingAtTheObjectsEnd) {
+  EXPECT_PASSES(c_remote_strided_edges(&env_));
+}
+TEST_F(CRemote, RoomIsNeverLaterAndFitsAsThePageSays) {
+  EXPECT_PASSES(c_remote_room(&env_));
+}
+TEST_F(CRemote, SleepReturnsAtOnceOrByItsBound) {
+  EXPECT_PASSES(c_remote_sleep_bound(&env_));
+}
+TEST_F(CRemote, StopWritesTheLastValueAtOnceWhenNoCopyIsPending) {
+  EXPECT_PASSES(c_remote_stop(&env_));
+}
+TEST_F(CRemote, AProxyReleasedWithACopyPendingIsNotQuietAndItsWordStillAdvances) {
+  EXPECT_PASSES(c_remote_release_pending(&env_));
+}
+TEST_F(CRemote, CodeLoadsOnTheHostOnlyAndRuns) {
+  EXPECT_PASSES(c_remote_code(&env_));
+}
+TEST_F(CRemote, AfterCloseCallsThatAskTheAgentFaultWithTheJobIsClosed) {
+  EXPECT_PASSES(c_remote_closed(&env_));
+}
+TEST_F(CRemote, AnAgentKilledFaultsTheSleeperWithTheRootCause) {
+  EXPECT_PASSES(c_remote_agent_killed(&env_));
+}
+TEST_F(CRemote, NullAndReleasedHandlesAreAnsweredBadHandle) {
+  EXPECT_PASSES(c_remote_bad_handles(&env_));
+}
+TEST_F(CRemote, TextsAreTruncatedNulTerminatedAndSayTheirSize) {
+  EXPECT_PASSES(c_remote_texts(&env_));
+}
+TEST_F(CRemote, ThreadsSubmitSleepAndAllocateAtOnce) {
+  EXPECT_PASSES(c_remote_threads(&env_));
+}
 
 }  // namespace
 }  // namespace rig::test

@@ -376,12 +376,12 @@ TEST(GpuStreaming, ACopyThatComesWhileTheGpusEarlierWorkRunsIsCopiedThereAsItCom
 // copied to the GPU and (on the emulated driver, which holds each 300 ms) still queued there:
 // their staging is given back only once the job's end quiesced the GPU (the emulator ends the
 // agent where staging is unpinned under queued work), and the GPU serves the next job. The
-// copy is larger than the spares a job's staging pool keeps (StagingPool::kSpareBytes), so
+// copy is larger than the spares a job's staging pool keeps (agent::JobStaging::kSpareBytes), so
 // staging given back is unpinned and freed at once.
 TEST(GpuStreaming, AConnectionLostInALargeCopysBytesLeavesTheAgentAliveAndItsGpuServing) {
   RIG_NEED_GPUS();
   constexpr std::uint64_t kLarge = 264u << 20;
-  // More than a job's staging pool keeps as spares (StagingPool::kSpareBytes, 256 MiB): staging
+  // More than a job's staging pool keeps as spares (agent::JobStaging::kSpareBytes, 256 MiB): staging
   // given back is unpinned and freed at once, not kept (where the mutant that gives it back under
   // the copies would go unseen).
   static_assert(kLarge > (256u << 20));

@@ -1,5 +1,5 @@
-// An emulated CUDA driver: the entry points rig-agent's CUDA backend calls (agent/src/
-// cuda_driver.h), served from host memory by a thread per stream, built as a libcuda.so.1 that
+// An emulated CUDA driver: the entry points rig-agent's CUDA backend calls (agent/devices/
+// cuda/cuda_driver.h), served from host memory by a thread per stream, built as a libcuda.so.1 that
 // tests load in place of the machine's driver (emulated_cuda.h says how, and what steers it).
 //
 // It keeps the driver's contract where the backend relies on it, and is stricter where a real

@@ -1,0 +1,510 @@
+#include "devices/cuda/device_cuda.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "devices/cuda/cuda_memory.h"
+#include "devices/cuda/cuda_wait.h"
+#include "devices/ram_device.h"
+#include "exec/given_up_work.h"
+
+namespace rig::agent {
+namespace {
+
+// The widest pitch a 2D copy takes (CUDA_MEMCPY2D's pitches are checked against the device's
+// maximum pitch, 2^31 - 1 bytes or more on every GPU of CUDA 12): wider rows go one by one.
+constexpr std::uint64_t kMaxPitch = std::numeric_limits<std::int32_t>::max();
+
+wire::Account facts(const CudaGpus::Gpu& g, std::uint32_t id, std::uint64_t budget, std::uint64_t reaches) {
+  wire::Account a{};
+  a.id = id;
+  a.kind = static_cast<std::uint32_t>(wire::AccountKind::kDevice);
+  a.budget = budget;
+  a.cache_bytes = g.cache_bytes;
+  a.reaches = reaches;
+  wire::set_fixed_string(a.name, g.name);
+  wire::set_fixed_string(a.arch, g.arch);
+  return a;
+}
+
+// Runs on a driver thread once the work it was queued behind completed: signals the job's wake
+// (which the device holds until its streams are synchronised). No CUDA call, no exception.
+void CUDA_CB signal_wake(void* data) { static_cast<const Wake*>(data)->signal(); }
+
+}  // namespace
+
+std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, std::uint32_t id,
+                                             std::uint64_t cap, std::uint64_t reaches) {
+  // The free memory, read through a hold that ends here: the job holds the GPU only from its
+  // first use (take).
+  std::size_t free = 0, total = 0;
+  CUresult info = CUDA_ERROR_INVALID_CONTEXT;
+  const char* call = "cuCtxSetCurrent";
+  std::string lost;
+  {
+    const CudaGpus::Hold probe(gpus, ordinal);
+    if (!probe.lost(lost) && probe.context() != nullptr &&
+        (info = gpus.driver().cuCtxSetCurrent(probe.context())) == CUDA_SUCCESS) {
+      call = "cuMemGetInfo";
+      info = gpus.driver().cuMemGetInfo(&free, &total);
+    }
+    // A sticky error found here loses the GPU, as one in any job's call does (check): with the
+    // probe the last holder, the GPU opens afresh at the next hold.
+    if (lost.empty() && info != CUDA_SUCCESS && cuda_error_is_sticky(info)) {
+      lost = gpus.driver().error(call, info);
+      probe.lose(lost);
+    }
+  }
+  if (info != CUDA_SUCCESS) free = 0;  // a GPU that cannot say has no room for this job
+  const std::uint64_t budget = std::min<std::uint64_t>(free, cap);
+  auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpus, ordinal));
+  // A GPU that could not say its free memory fails the job at its first use, saying why, rather
+  // than answer every alloc "no room".
+  if (info != CUDA_SUCCESS) device->open_fault_ = !lost.empty() ? lost : gpus.driver().error(call, info);
+  return device;
+}
+
+CudaDevice::CudaDevice(const wire::Account& account, const CudaGpus& gpus, int ordinal)
+    : DeviceBackend(account),
+      driver_(gpus.driver()),
+      gpus_(gpus),
+      ordinal_(ordinal),
+      budget_(std::make_shared<Budget>(Budget{account.budget})) {}
+
+bool CudaDevice::take(std::string& why) {
+  if (!open_fault_.empty()) {
+    fault_ = why = open_fault_;
+    return false;
+  }
+  gpu_ = std::make_shared<CudaGpus::Hold>(gpus_, ordinal_);
+  if (current(why) &&
+      check("cuStreamCreate", driver_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), why) &&
+      check("cuEventCreate", driver_.cuEventCreate(&tail_, CU_EVENT_DISABLE_TIMING), why) &&
+      check("cuStreamCreate", driver_.cuStreamCreate(&wake_stream_, CU_STREAM_NON_BLOCKING), why) &&
+      check("cuEventCreate", driver_.cuEventCreate(&wake_event_, CU_EVENT_DISABLE_TIMING), why))
+    return true;
+  // The job fails (its next poll); meanwhile it does not hold a GPU it could not use.
+  fault_ = why;
+  let_go();
+  return false;
+}
+
+CudaDevice::~CudaDevice() {
+  quiesce();
+  let_go();
+}
+
+void CudaDevice::let_go() {
+  if (gpu_ == nullptr) return;
+  if (gpu_->context() != nullptr && driver_.cuCtxSetCurrent(gpu_->context()) == CUDA_SUCCESS) {
+    for (const Pending& p : pending_) driver_.cuEventDestroy(p.event);
+    for (const Mark& m : marks_) driver_.cuEventDestroy(m.event);
+    for (CUevent e : spare_events_) driver_.cuEventDestroy(e);
+    if (tail_ != nullptr) driver_.cuEventDestroy(tail_);
+    if (wake_event_ != nullptr) driver_.cuEventDestroy(wake_event_);
+    if (wake_stream_ != nullptr) driver_.cuStreamDestroy(wake_stream_);
+    if (stream_ != nullptr) driver_.cuStreamDestroy(stream_);
+  }
+  pending_.clear();
+  marks_.clear();
+  spare_events_.clear();
+  tail_ = wake_event_ = nullptr;
+  stream_ = wake_stream_ = nullptr;
+  gpu_.reset();
+}
+
+bool CudaDevice::usable(std::string& why) {
+  if (gpu_ != nullptr) return current(why);
+  if (!fault_.empty()) {  // a failed take, or a failure reported before any use
+    why = fault_;
+    return false;
+  }
+  return take(why);
+}
+
+bool CudaDevice::current(std::string& why) const {
+  assert(gpu_ != nullptr);
+  if (!fault_.empty()) {
+    why = fault_;
+    return false;
+  }
+  if (gpu_->lost(why)) return false;
+  return check("cuCtxSetCurrent", gpu_->context() != nullptr ? driver_.cuCtxSetCurrent(gpu_->context())
+                                                               : CUDA_ERROR_INVALID_CONTEXT, why);
+}
+
+bool CudaDevice::check(const char* call, CUresult rc, std::string& why) const {
+  if (rc == CUDA_SUCCESS) return true;
+  why = driver_.error(call, rc);
+  if (cuda_error_is_sticky(rc)) {
+    gpu_->lose(why);
+    why = "GPU " + std::to_string(gpu_->gpu().ordinal) + " lost: " + why;
+  }
+  return false;
+}
+
+std::shared_ptr<Memory> CudaDevice::allocate(std::uint64_t bytes) {
+  std::string why;
+  if (!usable(why)) return nullptr;
+  CUresult rc = CUDA_SUCCESS;
+  auto memory = CudaMemory::allocate(gpu_, id(), bytes, budget_, rc);
+  if (!memory) {
+    // No room (past the budget, CUDA_ERROR_OUT_OF_MEMORY) or a size the driver refuses: the
+    // page's None. Anything else is the GPU failing: the job fails (a sticky error loses it).
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_OUT_OF_MEMORY && rc != CUDA_ERROR_INVALID_VALUE &&
+        !check("cuMemAlloc", rc, why)) {
+      fault_ = why;
+    }
+    return nullptr;
+  }
+  // Zeroed, as every device's fresh memory is: ordered before any copy this stream runs later,
+  // and, through the event, before another GPU's copies of it (wait_zeroed).
+  CUevent zeroed = nullptr;
+  if (!check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_), why) ||
+      !check("cuEventCreate", driver_.cuEventCreate(&zeroed, CU_EVENT_DISABLE_TIMING), why)) {
+    fault_ = why;
+    return nullptr;
+  }
+  memory->set_zeroed(zeroed, other_waited_gpus());
+  if (!check("cuEventRecord", driver_.cuEventRecord(zeroed, stream_), why)) {
+    fault_ = why;
+    return nullptr;
+  }
+  return memory;
+}
+
+std::shared_ptr<Memory> CudaDevice::map_peer(const std::shared_ptr<Memory>& memory) {
+  if (memory->host() != nullptr) return memory;  // RAM: the GPU reaches it by DMA
+  const auto* other = dynamic_cast<const CudaMemory*>(memory.get());
+  if (other == nullptr) return nullptr;
+  if (other->device() == id()) return memory;
+  std::string why;
+  if (!usable(why)) return nullptr;  // lost or failed before: the next poll() says why
+  // The peer's context (primary, shared by the process) is found by its allocation's address.
+  CUcontext peer = nullptr;
+  if (!check("cuPointerGetAttribute", driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address()), why)) {
+    fault_ = why;
+    return nullptr;
+  }
+  const CUresult rc = driver_.cuCtxEnablePeerAccess(peer, 0);
+  if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+    return memory;  // one unified address space: the same address reaches it from here
+  }
+  // The driver's refusals are map_peer's None; any other failure is the GPU failing (the job
+  // fails; a sticky error loses the GPU).
+  if (rc != CUDA_ERROR_PEER_ACCESS_UNSUPPORTED && rc != CUDA_ERROR_TOO_MANY_PEERS && rc != CUDA_ERROR_INVALID_DEVICE &&
+      !check("cuCtxEnablePeerAccess", rc, why)) {
+    fault_ = why;
+  }
+  return nullptr;
+}
+
+bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
+  e.pitch = p.pitch;
+  if (p.memory->host() != nullptr) {
+    e.host = true;
+    e.address = reinterpret_cast<std::uintptr_t>(p.memory->host() + p.offset);
+    return true;
+  }
+  const auto* m = dynamic_cast<const CudaMemory*>(p.memory);
+  if (m == nullptr) {
+    why = "memory of device " + std::to_string(p.memory->device()) + " is neither RAM nor a GPU's";
+    return false;
+  }
+  e.address = m->address() + p.offset;
+  e.memory = m;
+  return true;
+}
+
+bool CudaDevice::wait_zeroed(const End& e, std::string& why) {
+  if (e.memory == nullptr || e.memory->device() == id() || e.memory->zeroed() == nullptr) return true;
+  if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0), why)) return false;
+  waited_gpus_ |= 1ull << e.memory->ordinal();  // quiesce() gives the stream up if that GPU is lost
+  return true;
+}
+
+bool CudaDevice::issue_rows(const End& dst, const End& src, Shape shape, std::string& why) {
+  for (std::uint64_t r = 0; r < shape.rows; ++r) {
+    if (!check("cuMemcpyAsync",
+               driver_.cuMemcpyAsync(dst.address + r * dst.pitch, src.address + r * src.pitch, shape.row_bytes, stream_),
+               why))
+      return false;
+  }
+  return true;
+}
+
+bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string& why) {
+  if (!usable(why) || !wait_zeroed(dst, why) || !wait_zeroed(src, why)) return false;
+  const bool packed = shape.rows == 1 || (dst.pitch == shape.row_bytes && src.pitch == shape.row_bytes);
+  if (packed) {
+    const std::uint64_t bytes = shape.rows * shape.row_bytes;
+    if (!check("cuMemcpyAsync", driver_.cuMemcpyAsync(dst.address, src.address, bytes, stream_), why)) return false;
+  } else if (dst.pitch > kMaxPitch || src.pitch > kMaxPitch) {
+    if (!issue_rows(dst, src, shape, why)) return false;  // past what a 2D copy takes
+  } else {
+    CUDA_MEMCPY2D m{};
+    m.srcMemoryType = src.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+    m.srcHost = reinterpret_cast<const void*>(src.address);
+    m.srcDevice = src.address;
+    m.srcPitch = src.pitch;
+    m.dstMemoryType = dst.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+    m.dstHost = reinterpret_cast<void*>(dst.address);
+    m.dstDevice = dst.address;
+    m.dstPitch = dst.pitch;
+    m.WidthInBytes = shape.row_bytes;
+    m.Height = shape.rows;
+    const CUresult rc = driver_.cuMemcpy2DAsync(&m, stream_);
+    // cuda.h: within one device, a 2D copy "may fail for pitches not computed by
+    // cuMemAllocPitch()": such rows go one by one.
+    const bool within_device = !src.host && !dst.host && src.memory != nullptr && dst.memory != nullptr &&
+                               src.memory->device() == dst.memory->device();
+    if (rc == CUDA_ERROR_INVALID_VALUE && within_device) {
+      if (!issue_rows(dst, src, shape, why)) return false;
+    } else if (!check("cuMemcpy2DAsync", rc, why)) {
+      return false;
+    }
+  }
+  issued_since_arm_ = true;
+  return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why);
+}
+
+bool CudaDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) {
+  End d, s{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes};
+  return end_of(dst, d, why) && issue(d, s, shape, why);
+}
+
+bool CudaDevice::copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) {
+  End d{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes}, s;
+  return end_of(src, s, why) && issue(d, s, shape, why);
+}
+
+bool CudaDevice::copy(const Place& dst, const Place& src, Shape shape, std::string& why) {
+  End d, s;
+  return end_of(dst, d, why) && end_of(src, s, why) && issue(d, s, shape, why);
+}
+
+CUevent CudaDevice::take_event(std::string& why) {
+  if (!spare_events_.empty()) {
+    CUevent e = spare_events_.back();
+    spare_events_.pop_back();
+    return e;
+  }
+  CUevent e = nullptr;
+  return check("cuEventCreate", driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), why) ? e : nullptr;
+}
+
+Completion CudaDevice::finish(std::uint64_t value) {
+  // Never used and nothing wrong: nothing was issued, so the value is done (and the job does
+  // not hold the GPU for it).
+  if (gpu_ == nullptr && fault_.empty() && open_fault_.empty()) return Completion::kDone;
+  // Otherwise always later: a failure here is reported by the next poll(), which fails the job.
+  std::string why;
+  if (!usable(why)) {
+    fault_ = why;  // the value never completes: the next poll() fails the job, saying why
+    return Completion::kLater;
+  }
+  CUevent e = take_event(why);
+  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
+    if (e != nullptr) spare_events_.push_back(e);
+    fault_ = why;
+    return Completion::kLater;
+  }
+  pending_.push_back({value, e});
+  issued_since_arm_ = true;
+  return Completion::kLater;
+}
+
+bool CudaDevice::idle() const {
+  if (gpu_ == nullptr) return fault_.empty();  // not in use: no work (or failed: poll() says why)
+  std::string why;
+  if (!current(why)) {
+    fault_ = why;  // poll() reports the failure, which fails the job
+    return false;
+  }
+  const CUresult rc = driver_.cuEventQuery(tail_);
+  if (rc == CUDA_SUCCESS) return true;
+  if (rc != CUDA_ERROR_NOT_READY && !check("cuEventQuery", rc, why)) fault_ = why;
+  return false;
+}
+
+bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
+  // Nothing issued and nothing wrong: no driver call. A GPU that another job lost is reported
+  // here too (to a job that used it), or a handover blocked on idle() would wait for it forever.
+  if (pending_.empty() && fault_.empty() && (gpu_ == nullptr || !gpu_->lost(why))) return true;
+  if (!usable(why)) return false;
+  while (!pending_.empty()) {
+    const CUresult rc = driver_.cuEventQuery(pending_.front().event);
+    if (rc == CUDA_ERROR_NOT_READY) break;
+    if (!check("cuEventQuery", rc, why)) return false;
+    done.push_back(pending_.front().value);
+    spare_events_.push_back(pending_.front().event);
+    pending_.pop_front();
+  }
+  return true;
+}
+
+void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
+  if (!issued_since_arm_) return;
+  std::string why;
+  if (!usable(why)) {
+    fault_ = why;  // the next poll() reports it
+    return;
+  }
+  // The host function waits on a stream of its own for what the copy stream issued so far, so
+  // the copy stream's later work does not wait for it (a host function blocks the work queued
+  // after it on its stream). The device holds the wake until quiesce() synchronised both
+  // streams: the function's pointer stays good, and after an error in the context, when the
+  // driver never calls it, nothing leaks.
+  wake_ = wake;
+  void* const signal_to = const_cast<Wake*>(wake_.get());
+  for (Mark& m : marks_) {
+    if (m.armed) continue;
+    if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, m.event, 0), why) ||
+        !check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(wake_stream_, signal_wake, signal_to), why)) {
+      fault_ = why;
+      return;
+    }
+    m.armed = true;
+  }
+  if (!check("cuEventRecord", driver_.cuEventRecord(wake_event_, stream_), why) ||
+      !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, wake_event_, 0), why) ||
+      !check("cuLaunchHostFunc",
+             driver_.cuLaunchHostFunc(wake_stream_, signal_wake, signal_to), why)) {
+    fault_ = why;
+    return;
+  }
+  issued_since_arm_ = false;
+}
+
+bool CudaDevice::mark(std::uint64_t& token, std::string& why) {
+  if (!usable(why)) return false;
+  CUevent e = take_event(why);
+  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
+    if (e != nullptr) spare_events_.push_back(e);
+    return false;
+  }
+  marks_.push_back({++last_mark_, e});
+  issued_since_arm_ = true;  // a wake armed before it would not wake for it
+  token = last_mark_;
+  return true;
+}
+
+bool CudaDevice::passed(std::uint64_t token) {
+  assert(token <= last_mark_);
+  while (!marks_.empty() && marks_.front().token <= token) {
+    std::string why;
+    if (!current(why)) {
+      fault_ = why;  // poll() reports the failure, which fails the job
+      return false;
+    }
+    const CUresult rc = driver_.cuEventQuery(marks_.front().event);
+    if (rc == CUDA_ERROR_NOT_READY) return false;
+    if (!check("cuEventQuery", rc, why)) {
+      fault_ = why;
+      return false;
+    }
+    spare_events_.push_back(marks_.front().event);
+    marks_.pop_front();
+  }
+  return true;
+}
+
+bool CudaDevice::waits_on(const DeviceBackend& other) const {
+  return dynamic_cast<const CudaDevice*>(&other) != nullptr || dynamic_cast<const RamDevice*>(&other) != nullptr;
+}
+
+CUevent CudaDevice::event_of(std::uint64_t value) const {
+  for (const Pending& p : pending_) {
+    if (p.value == value) return p.event;
+  }
+  return nullptr;
+}
+
+void CudaDevice::wait_on(DeviceBackend& other, std::uint64_t value) {
+  assert(waits_on(other));
+  const auto* gpu = dynamic_cast<const CudaDevice*>(&other);
+  if (gpu != nullptr && !gpu->fault_.empty()) {
+    // Its finish may have failed before recording the value's event: nothing to wait on, and
+    // work issued here must not pass it. The next poll() fails the job.
+    fault_ = gpu->fault_;
+    return;
+  }
+  const CUevent e = gpu != nullptr ? gpu->event_of(value) : nullptr;
+  if (e == nullptr) return;  // RAM's work, or a value whose completion was polled: done
+  std::string why;
+  if (!usable(why) || !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e, 0), why) ||
+      !check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why)) {
+    fault_ = why;  // the next poll() reports it, which fails the job
+    return;
+  }
+  // quiesce() gives the stream up if that GPU, or one it waited on in turn, is lost.
+  waited_gpus_ |= 1ull << gpu->ordinal_ | gpu->waited_gpus_;
+  issued_since_arm_ = true;  // tail_ moved: a wake armed before it would come too early
+}
+
+std::uint64_t CudaDevice::other_waited_gpus() const noexcept {
+  // Not this GPU's own loss: a broken context fails the query itself, and one lost by another
+  // job's give-up may still run this stream's work to its end.
+  return waited_gpus_ & ~(1ull << ordinal_);
+}
+
+void CudaDevice::give_up(int lost) noexcept {
+  given_up_ = true;
+  try {
+    std::string why;
+    if (lost < 0 || !gpus_.lost(lost, why)) why = "a GPU it waited on was lost";
+    const std::string reason = "its stream waits on work that will not complete: " + why;
+    gpu_->lose(reason);
+    spdlog::warn("device {} at the job's end: GPU {} given up, and lost for every job using it: {}", id(), ordinal_,
+                 reason);
+  } catch (...) {  // no memory for the words: the GPU is lost without them
+    gpu_->lose_without_words();
+  }
+  if (wake_ != nullptr) gpus_.keep_until_destroyed(ordinal_, wake_);
+}
+
+void CudaDevice::keep(std::shared_ptr<GivenUpWork> work) {
+  assert(given_up_ && gpu_ != nullptr);
+  work->leave_to(id(), ordinal_);
+  gpus_.keep_until_destroyed(ordinal_, std::move(work));
+}
+
+void CudaDevice::quiesce() {
+  if (gpu_ == nullptr || stream_ == nullptr || gpu_->context() == nullptr || given_up_) return;
+  if (driver_.cuCtxSetCurrent(gpu_->context()) != CUDA_SUCCESS) return;
+  // The job is ending, so a failure fails nothing more; a sticky one still loses the GPU for
+  // the jobs that share it (check). The first is logged (a sticky error fails both streams),
+  // unless the GPU was lost before: the job's failure said so already.
+  bool logged = gpus_.lost(ordinal_);
+  std::chrono::steady_clock::time_point stuck_since{};
+  for (CUstream s : {stream_, wake_stream_}) {
+    if (s == nullptr) continue;
+    const CUresult rc = wait_unless_lost(
+        gpus_, other_waited_gpus(),
+        [&] {
+          driver_.cuCtxSetCurrent(gpu_->context());  // lost_among leaves none current
+          return driver_.cuStreamQuery(s);
+        },
+        stuck_since);
+    if (rc == CUDA_ERROR_NOT_READY) {
+      // The wake stream waits behind the copy stream: both are given up.
+      give_up(gpus_.lost_among(other_waited_gpus()));
+      return;
+    }
+    if (rc == CUDA_SUCCESS || std::exchange(logged, true)) continue;
+    try {
+      std::string why;
+      check("cuStreamQuery", rc, why);
+      spdlog::warn("device {} at the job's end: {}", id(), why);
+    } catch (...) {  // out of memory for the words: quiesce runs in destructors and never throws
+    }
+  }
+}
+
+}  // namespace rig::agent

@@ -1,0 +1,79 @@
+#include "devices/ram_device.h"
+
+#include <cstring>
+
+namespace rig::agent {
+
+void move_rows(std::byte* dst, std::uint64_t dst_pitch, const std::byte* src,
+               std::uint64_t src_pitch, Shape shape) {
+  if (shape.rows == 1 || (src_pitch == shape.row_bytes && dst_pitch == shape.row_bytes)) {
+    std::memmove(dst, src, shape.rows * shape.row_bytes);
+    return;
+  }
+  for (std::uint64_t r = 0; r < shape.rows; ++r) {
+    std::memmove(dst + r * dst_pitch, src + r * src_pitch, shape.row_bytes);
+  }
+}
+
+RamDevice::RamDevice(const wire::Account& account, Completion completion)
+    : DeviceBackend(account), budget_(std::make_shared<Budget>(Budget{account.budget})), completion_(completion) {}
+
+std::shared_ptr<Memory> RamDevice::allocate(std::uint64_t bytes) {
+  return RamMemory::allocate(id(), bytes, budget_, pinning_);
+}
+
+std::shared_ptr<Memory> RamDevice::map_peer(const std::shared_ptr<Memory>& memory) {
+  // RAM is RAM: the mapping is the memory itself, which lives as long as any object names it.
+  return memory->host() != nullptr ? memory : nullptr;
+}
+
+std::byte* RamDevice::reach(const Place& p, std::string& why) const {
+  if (p.memory->host() != nullptr) return p.memory->host() + p.offset;
+  why = "device " + std::to_string(id()) + " (" + std::string(wire::fixed_string(account().name)) +
+        ") cannot reach memory of device " + std::to_string(p.memory->device());
+  return nullptr;
+}
+
+bool RamDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) {
+  std::byte* d = reach(dst, why);
+  if (d == nullptr) return false;
+  move_rows(d, dst.pitch, packed, shape.row_bytes, shape);
+  return true;
+}
+
+bool RamDevice::copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) {
+  const std::byte* s = reach(src, why);
+  if (s == nullptr) return false;
+  move_rows(packed, shape.row_bytes, s, src.pitch, shape);
+  return true;
+}
+
+bool RamDevice::copy(const Place& dst, const Place& src, Shape shape, std::string& why) {
+  std::byte* d = reach(dst, why);
+  const std::byte* s = d != nullptr ? reach(src, why) : nullptr;
+  if (s == nullptr) return false;
+  move_rows(d, dst.pitch, s, src.pitch, shape);
+  return true;
+}
+
+Completion RamDevice::finish(std::uint64_t value) {
+  if (completion_ == Completion::kDone) return Completion::kDone;
+  finished_.push_back(value);
+  return Completion::kLater;
+}
+
+bool RamDevice::poll(std::vector<std::uint64_t>& done, std::string&) {
+  const std::size_t n = when_armed_ ? completed_ : finished_.size();
+  done.insert(done.end(), finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
+  finished_.erase(finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
+  completed_ = 0;
+  return true;
+}
+
+void RamDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
+  if (!when_armed_ || completed_ == finished_.size()) return;
+  completed_ = finished_.size();
+  wake->signal();
+}
+
+}  // namespace rig::agent

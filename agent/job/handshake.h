@@ -1,0 +1,61 @@
+// The start of a connection to the agent (wire/PROTOCOL.md 4). Its first frame, read within
+// kHelloTimeoutMs like every later frame of the handshake, is a job's hello or a data
+// connection's join. A hello is answered with a challenge; the client's proof is checked
+// against each of the agent's secrets (two during a rotation), and only then does the job get
+// its welcome (the accepted features, the accounts, the agent's own proof) and, when both sides
+// stripe, a grant. A join is answered with a challenge too, and attached to its job through the
+// StripeRegistry once its proof by the job's key holds. A peer that fails to prove itself
+// learns only "authentication failed"; the agent's log says why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "job/job_stripes.h"
+#include "process/config.h"
+#include "rig/engine/connection.h"
+#include "rig/wire/auth.h"
+#include "rig/wire/messages.h"
+
+namespace rig::agent {
+
+inline constexpr int kHelloTimeoutMs = 10000;
+inline constexpr const char* kAuthFailed = "authentication failed";
+
+struct FirstFrame {
+  bool join = false;  // a data connection's kJoin, else a job's kHello
+  wire::Hello hello{};
+  wire::Join stripe{};
+};
+
+// Reads and checks the first frame of the connection `fd`, header and body, within
+// kHelloTimeoutMs: a peer that connects and stalls holds no thread of the agent's longer.
+// `joining` is set as soon as the header says kJoin (whatever becomes of it).
+bool read_first_frame(int fd, FirstFrame& out, bool& joining, std::string& why);
+
+// The job's proof after its hello: sends the challenge, reads the proof and finds the secret it
+// was made with (`secret` empty for an open agent), filling the transcript. False (with why,
+// for the log; the caller tells the peer only kAuthFailed) if the client did not prove it.
+bool authenticate(int fd, const wire::Hello& hello, const AgentConfig& config, wire::Transcript& t,
+                  wire::SecretBytes& secret, std::string& why);
+
+// The features the agent accepts of those a hello `offered`: programs, the status query, and
+// stripes when --max-stripes allows them.
+std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config);
+
+// Sends the welcome for the authenticated hello with `accounts` and the agent's proof, and the
+// stripe grant (opened in `stripes` with the job's key) when both sides stripe.
+bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
+                  const std::vector<wire::Account>& accounts, const AgentConfig& config,
+                  JobStripes& stripes, std::string& why);
+
+// Proves the data connection `fd` (taken) and attaches it to its job; if it is refused, tells
+// the peer (kAuthFailed, or the job's reason once proved) and returns false with why.
+bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, std::string& why);
+
+// Tells the peer of `fd` (taken), which has no job, why it is refused: a kFailure, best effort.
+// Waits at most timeout_ms for the peer to take it.
+void refuse(int fd, const std::string& why, int timeout_ms = 1000);
+
+}  // namespace rig::agent

@@ -1,0 +1,311 @@
+#include "job/session.h"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include "devices/gpu_devices.h"
+#include "job/accounts.h"
+#include "job/handshake.h"
+#include "process/status.h"
+#include "rig/engine/iov_cursor.h"
+#include "rig/wire/codec.h"
+
+namespace rig::agent {
+
+Session::JobParts::JobParts(std::unique_ptr<engine::Socket> socket, const AgentConfig& config, engine::Counters& counters)
+    : devices(open_devices(config)),
+      connection(std::move(socket), counters),
+      reader(connection.socket(), counters),
+      stripes(config.backend, counters, config.silence_ms),
+      staging(config.max_staged_bytes, host_pinning(config)),
+      objects(devices, config.max_objects),
+      outbox(connection, stripes),
+      incoming(reader, stripes, staging, counters, devices, config.silence_ms),
+      executor(devices, objects, staging, outbox, config.instruction_budget) {}
+
+namespace {
+// Whether the job's devices complete work while the session waits (GPUs, or simulated devices
+// that act as if, --sim-completion woken), so that the wait must end for it.
+bool completes_in_background(const AgentConfig& c) {
+  return c.device_kind == DeviceKind::kCuda ||
+         (c.device_kind == DeviceKind::kSim && c.sim_completion == SimCompletion::kWoken);
+}
+}  // namespace
+
+void Session::JobParts::end() {
+  connection.shutdown();
+  stripes.shutdown();
+  executor.clear();  // quiesces every device first
+  objects.clear();
+}
+
+Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking,
+                 Drain& drain)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
+
+Session::~Session() = default;
+
+bool Session::run() {
+  std::string why;
+  FirstFrame first;
+  bool joining = false;
+  if (!read_first_frame(fd_, first, joining, why)) {
+    spdlog::warn("{} from {}: {}", joining ? "data connection" : "job", peer_, why);
+    refuse(fd_, why);
+    return !joining;
+  }
+  if (first.join) {
+    const bool joined = join_stripe(fd_, first.stripe, config_, why);
+    handshaking_.release();
+    if (joined) spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
+    else spdlog::warn("data connection from {}: {}", peer_, why);
+    return false;  // a stripe of a job: that job's session uses it
+  }
+  wire::Transcript transcript;
+  wire::SecretBytes secret;
+  if (!authenticate(fd_, first.hello, config_, transcript, secret, why)) {
+    spdlog::warn("job from {}: {}: {}", peer_, kAuthFailed, why);
+    refuse(fd_, kAuthFailed);
+    return true;
+  }
+  handshaking_.release();
+  if (!take(gauges_.jobs, config_.max_jobs)) {
+    why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
+    spdlog::warn("job from {} refused: {}", peer_, why);
+    refuse(fd_, why);
+    return true;
+  }
+  Held job_held(gauges_.jobs);
+  // Left at the end of run(), before the Session closes fd_.
+  const Entered entered(drain_, fd_);
+  if (!entered) {
+    spdlog::info("job from {} refused: {}", peer_, kStopping);
+    refuse(fd_, kStopping);
+    return true;
+  }
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
+  socket->set_silence_ms(config_.silence_ms);
+  job_ = std::make_unique<JobParts>(std::move(socket), config_, counters_);
+  // Before every read of the socket: what asynchronous devices completed, then what is batched.
+  // What is batched leaves with the read (one call into the kernel for both, on io_uring).
+  job_->reader.set_spin_us(config_.poll_us);
+  job_->reader.set_gather(AgentConfig::kGatherBytes, config_.gather_us);
+  // This thread reads the job. A gathered wait is a ppoll of tens of microseconds, which the
+  // default timer slack (50 us) could stretch to twice its bound.
+  if (config_.gather_us > 0) ::prctl(PR_SET_TIMERSLACK, 1000UL);
+  job_->reader.set_before_read([this] {
+    if (!job_->executor.poll(fault_)) return -ECANCELED;
+    return job_->outbox.post() ? 0 : -EPIPE;
+  });
+  // GPUs complete work while the session waits for the client. Before each wait the devices
+  // with work are asked to signal the job's wake once it completed (a GPU: a host function
+  // queued behind its stream's work); the wake, or at the latest the watch's tick every
+  // millisecond, ends the wait, and the executor's poll reports what completed without a
+  // message from the client. The watch replaces the socket's silence bound, which it keeps here.
+  if (completes_in_background(config_)) {
+    job_->wake = std::make_shared<Wake>();
+    job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
+      if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
+      return report_completed();
+    });
+    // Polling mode (--poll-us): the reader's spin asks the devices too, each try, so a GPU's
+    // completion is reported while the reader spins rather than once the spin is over.
+    job_->reader.set_spin_poll([this] { return report_completed(); });
+    job_->reader.set_wake(job_->wake->fd(), [this] {
+      job_->executor.arm_wakes(job_->wake);
+      return 0;
+    });
+  }
+  status_accepted_ = (accepted_features(transcript.offered, config_) & wire::kFeatureStatus) != 0;
+  bool closed = false;
+  if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
+    spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
+                 job_->connection.socket().backend());
+    welcomed_ = std::chrono::steady_clock::now();
+    closed = serve(why);
+    if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
+  }
+  // Its reading was stopped: unless the client's Close was read (the client ended the job
+  // before the stop reached it), the agent stops the job.
+  if (drain_.draining() && !close_read_) {
+    why = kStopping;
+    run_received(why);
+    closed = false;
+  }
+  if (closed) {
+    spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
+  } else {
+    spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
+    job_->outbox.failure(why);
+  }
+  // Everything the job held goes now: pending work, objects, images.
+  job_->end();
+  // relaxed: counts (gauges.h); this job's bytes join those of the jobs that ended. The
+  // connection's bytes hold the stripes' already (bytes_striped_* is the part that went there).
+  gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  return true;
+}
+
+int Session::report_completed() {
+  if (!job_->executor.poll(fault_)) return -ECANCELED;
+  return job_->outbox.flush() ? 0 : -EPIPE;
+}
+
+bool Session::serve(std::string& why) {
+  for (;;) {
+    wire::FrameHeader h{};
+    const int rc = job_->reader.next(h, why);
+    if (rc == 1) {
+      why = "the client closed the connection";
+      return true;
+    }
+    if (rc < 0) {
+      if (rc == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
+      else if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
+      else why = "protocol violation: " + why;
+      return false;
+    }
+    const auto type = static_cast<wire::MsgType>(h.type);
+    if (type == wire::MsgType::kBytes) {
+      why = "bytes that follow no handover";
+      return false;
+    }
+    std::span<const std::byte> body;
+    if (const int r = job_->reader.body(h.length, body); r != 0) {
+      why = std::string("connection lost: ") + std::strerror(-r);
+      return false;
+    }
+    bool ok = false;
+    switch (type) {
+      case wire::MsgType::kRequest: ok = on_request(body, why); break;
+      case wire::MsgType::kRelease: ok = on_release(body, why); break;
+      case wire::MsgType::kHandover: ok = on_handover(body, why) && job_->executor.run_ready(why); break;
+      case wire::MsgType::kPing: {  // keepalive: echo it
+        wire::Ping p{};
+        ok = wire::decode(body, p, why);
+        if (ok && !(ok = job_->outbox.echo(p))) why = "connection lost sending a ping";
+        break;
+      }
+      case wire::MsgType::kStatusQuery:
+        if (!status_accepted_) {
+          why = "unexpected status query message (kFeatureStatus was not accepted)";
+          break;
+        }
+        ok = on_status_query(body, why);
+        break;
+      case wire::MsgType::kClose: {
+        wire::Close c{};
+        if (!wire::decode(body, c, why)) return false;
+        close_read_ = true;
+        why = "the client closed the job";
+        return true;
+      }
+      default:
+        why = std::string("unexpected ") + wire::type_name(h.type) + " message";
+    }
+    if (!ok) return false;
+  }
+}
+
+bool Session::on_request(std::span<const std::byte> body, std::string& why) {
+  wire::RequestView r;
+  if (!wire::decode(body, r, why)) return false;
+  const wire::Request& q = r.fixed;
+  const auto kind = static_cast<wire::RequestKind>(q.kind);
+  Answer a;
+  bool ok = true;
+  if (kind == wire::RequestKind::kEntry || kind == wire::RequestKind::kPrepare) {
+    a = job_->objects.entry(q, std::string_view(reinterpret_cast<const char*>(r.tail.data()), r.tail.size()));
+  } else if (q.device >= job_->devices.size()) {
+    a = {wire::AnswerStatus::kRefused, 0, "no device " + std::to_string(q.device) + " on this agent"};
+  } else if (kind == wire::RequestKind::kAlloc) {
+    ok = job_->objects.alloc(q, a, why);
+  } else if (kind == wire::RequestKind::kMapPeer) {
+    ok = job_->objects.map_peer(q, a, why);
+  } else {
+    ok = job_->objects.load_image(q, r.tail, a, why);
+  }
+  return ok && job_->outbox.answer(q.id, a);
+}
+
+bool Session::on_release(std::span<const std::byte> body, std::string& why) {
+  wire::Release r{};
+  return wire::decode(body, r, why) && job_->objects.release(r, why);
+}
+
+bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
+  wire::HandoverView h;
+  if (!wire::decode(body, h, why)) return false;
+  const std::uint32_t dev = h.fixed.device;
+  if (dev >= job_->devices.size()) {
+    why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
+    return false;
+  }
+  if (!job_->executor.check_value(dev, h.fixed.value, why) || !job_->executor.check_room(dev, why)) return false;
+  PendingHandover ho;
+  if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
+      !job_->incoming.receive(ho, {job_->executor.runs_at_once(ho.waits), job_->executor.issues_at_once(dev, ho.waits)},
+                              why)) {
+    const bool in_flight = std::any_of(ho.parts.begin(), ho.parts.end(), [](const PendingPart& p) { return p.streams; });
+    if (in_flight) {
+      job_->executor.abandon(std::move(ho));  // copies issued as the bytes came still read its staging
+    } else {
+      for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
+    }
+    return false;
+  }
+  job_->executor.accept(std::move(ho));
+  ++handovers_;
+  return true;
+}
+
+bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
+  wire::StatusQuery q{};
+  if (!wire::decode(body, q, why)) return false;
+  const StagedCopies staged{job_->incoming.bytes_streamed(),
+                            job_->incoming.bytes_streamed() + job_->executor.bytes_copied_in(),
+                            job_->executor.bytes_streamed_out()};
+  const std::string text = status_text(config_, gauges_, counters_, staged, wire::kMaxStatusText);
+  wire::Framed<wire::Status> f{};
+  if (!wire::encode_status(q.id, text, f, why)) return false;
+  const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
+  if (!job_->outbox.send_frame(iov)) {
+    why = "connection lost sending the status";
+    return false;
+  }
+  return true;
+}
+
+void Session::run_received(std::string& why) {
+  std::string fault;
+  while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
+    if (!job_->executor.poll(fault) || !job_->executor.run_ready(fault)) {
+      why = fault;
+      break;
+    }
+    if (job_->executor.idle()) break;
+    if (job_->wake) job_->executor.arm_wakes(job_->wake);  // as before a wait for the client
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  job_->outbox.flush();
+}
+
+std::string Session::summary() const {
+  const auto since = welcomed_ == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : welcomed_;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  // relaxed: counts, read once the job's connections are shut down. The stripes' bytes are in
+  // them already.
+  const std::uint64_t in = counters_.bytes_received.load(std::memory_order_relaxed);
+  const std::uint64_t out = counters_.bytes_sent.load(std::memory_order_relaxed);
+  return fmt::format("{:.3f} s, handovers {}, bytes in {}, bytes out {}", seconds, handovers_, in, out);
+}
+
+}  // namespace rig::agent

@@ -1,0 +1,99 @@
+// One connection to this agent: a data connection joining its job, or a job. A job's session
+// reads the client's messages in order on one thread and answers each: requests go to the
+// object table, handovers (resolved, their client bytes received) to the executor, which runs
+// each device's handovers in order; what goes back leaves through the outbox. Everything the job
+// held is freed when it ends, however it ends.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "devices/device.h"
+#include "exec/executor.h"
+#include "exec/incoming.h"
+#include "exec/outbox.h"
+#include "exec/staging.h"
+#include "job/job_stripes.h"
+#include "job/objects.h"
+#include "process/config.h"
+#include "process/drain.h"
+#include "process/gauges.h"
+#include "rig/engine/connection.h"
+#include "rig/engine/counters.h"
+#include "rig/engine/frame_reader.h"
+
+namespace rig::agent {
+
+class Session {
+ public:
+  // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
+  // the connections in their handshake, given back once the handshake ends.
+  // `drain`: the agent's stop (drain.h).
+  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking, Drain& drain);
+  ~Session();
+  // Runs the job until it closes or fails; then everything the job held is freed. Returns
+  // false when the connection was not a job's (a stripe joining one, or refused as such).
+  bool run();
+  const engine::Counters& counters() const { return counters_; }
+
+ private:
+  // The job's parts, made once its hello was read.
+  struct JobParts {
+    JobParts(std::unique_ptr<engine::Socket> socket, const AgentConfig& config, engine::Counters& counters);
+    // end(), also when run() did not get there (an exception): the members go in reverse
+    // order, so without it pending work's staging and objects' memory would be freed while
+    // the devices (destroyed last) may still copy into or out of them.
+    ~JobParts() { end(); }
+    // Stops reading and, once no device's issued work runs, lets go of everything the job held:
+    // pending work (its staging back to the pool, unpinned), objects, images. Idempotent.
+    void end();
+    std::vector<std::unique_ptr<DeviceBackend>> devices;
+    engine::Connection connection;
+    engine::FrameReader reader;
+    JobStripes stripes;
+    JobStaging staging;  // bounded by config.max_staged_bytes
+    ObjectTable objects;
+    Outbox outbox;
+    Incoming incoming;
+    Executor executor;
+    std::shared_ptr<Wake> wake;  // devices that complete in the background signal it (set_wake)
+  };
+  // Reads and answers the client's messages until the job closes (true) or fails (why).
+  bool serve(std::string& why);
+  // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
+  // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
+  int report_completed();
+  bool on_request(std::span<const std::byte> body, std::string& why);
+  bool on_release(std::span<const std::byte> body, std::string& why);
+  bool on_handover(std::span<const std::byte> body, std::string& why);
+  // A status query (only when the job accepted kFeatureStatus): answered at once (status.h).
+  bool on_status_query(std::span<const std::byte> body, std::string& why);
+  // The drain: runs the handovers the job received until none is left or the drain's deadline
+  // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
+  void run_received(std::string& why);
+
+  AgentConfig config_;
+  std::string peer_;
+  Gauges& gauges_;
+  Held& handshaking_;
+  Drain& drain_;
+  int fd_;
+  engine::Counters counters_;
+  std::unique_ptr<JobParts> job_;
+  bool status_accepted_ = false;  // the welcome accepted kFeatureStatus
+  std::string fault_;  // why the executor's poll before a read failed the job
+  // serve() read the client's Close: the job ended by the client's word, even if the agent's
+  // stop began meanwhile (an end of stream, by contrast, may be the drain's own shutdown).
+  bool close_read_ = false;
+  // For the job's summary line: when it was welcomed, and the handovers it handed over.
+  std::chrono::steady_clock::time_point welcomed_;
+  std::uint64_t handovers_ = 0;
+  // "0.25 s, handovers 3, bytes in 4200, bytes out 180"
+  std::string summary() const;
+};
+
+}  // namespace rig::agent

@@ -1,0 +1,265 @@
+// rig-agent: opens this machine's host and its GPUs or simulated devices for jobs that connect.
+#include <unistd.h>
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "devices/gpu_devices.h"
+#include "process/environment.h"
+#include "process/notify.h"
+#include "process/server.h"
+#include "rig/engine/socket.h"
+#include "rig/engine/tcp.h"
+#include "rig/wire/messages.h"
+#include "rig/wire/version.h"
+
+namespace {
+
+// SIGINT, SIGTERM and SIGHUP: blocked in every thread (from main's first line, so threads that
+// libraries start inherit it) and taken by one thread with sigwait, so no handler runs inside a
+// blocked call (ThreadSanitizer defers handlers to its next interceptor).
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+// The thread that takes those signals for a server while it lives: SIGHUP rereads the secrets,
+// SIGINT and SIGTERM stop the agent.
+class SignalTaker {
+ public:
+  explicit SignalTaker(rig::agent::Server& server) : thread_([this, &server] { take(server); }) {}
+  ~SignalTaker() {
+    // release: pairs with take()'s acquire once the SIGTERM sent here wakes it.
+    done_.store(true, std::memory_order_release);
+    pthread_kill(thread_.native_handle(), SIGTERM);
+    thread_.join();
+  }
+  SignalTaker(const SignalTaker&) = delete;
+  SignalTaker& operator=(const SignalTaker&) = delete;
+
+ private:
+  void take(rig::agent::Server& server) {
+    const sigset_t set = stop_signals();
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (done_.load(std::memory_order_acquire)) return;
+      if (sig == SIGHUP) {
+        server.reload();
+      } else {
+        server.terminate();
+      }
+    }
+  }
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: started once done_ exists
+};
+
+// What the command line sets.
+struct Options {
+  std::string listen = "127.0.0.1:0";
+  rig::agent::AgentConfig config;
+  std::string backend = "auto";
+  std::string log_level = "info";
+  std::string sim_completion = "now";
+  std::string device_kind = "sim";
+  std::uint64_t max_jobs = 0;
+  std::int64_t send_zc_bytes = -1;
+};
+
+// "rig-agent 0.1 (protocol 2)"
+std::string version_text() {
+  return std::string("rig-agent ") + rig::wire::software_version() + " (protocol " +
+         std::to_string(rig::wire::kVersion) + ")";
+}
+
+void define_options(CLI::App& app, Options& o) {
+  // An option given twice (in the config file and on the command line, or twice there): the last
+  // one counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.set_version_flag("--version", version_text());
+  app.set_config("--config", "", "a file of options, one per line as `name = value` (TOML; names without "
+                 "the dashes: devices = 4); the command line wins over it; an unknown name is an error");
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.add_option("--listen", o.listen, "HOST:PORT to listen on: a name, an IPv4 address or [IPv6] (port 0 picks one; loopback by default)")
+      ->capture_default_str();
+  app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 63));
+  app.add_option("--device-kind", o.device_kind,
+                 "the devices besides the host: sim (--devices simulated ones), cuda (the machine's "
+                 "GPUs, in the driver's order; refuses to start without one, saying why) or auto "
+                 "(the GPUs where the driver finds one, else simulated devices, logging why)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sim", "cuda", "auto"}));
+  app.add_option("--isolated", o.config.isolated,
+                 "a simulated device that reaches no other device's memory (0: none)")
+      ->capture_default_str();
+  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each device besides the host (a GPU: at most its free memory at the job's start)")
+      ->capture_default_str();
+  app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host")
+      ->capture_default_str();
+  app.add_option("--instruction-budget", o.config.instruction_budget,
+                 "instructions one launch of a words part may run before it faults")
+      ->capture_default_str();
+  app.add_option("--sim-completion", o.sim_completion,
+                 "when simulated devices report a value done: now, later (from the executor's "
+                 "next poll, as an asynchronous device such as a GPU's stream does), or woken (later, "
+                 "and only once the job, about to wait for its client, asks the device to wake it, "
+                 "as a GPU's work completes in the background: tests the wake without a GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"now", "later", "woken"}));
+  app.add_option("--backend", o.backend, "socket backend: auto, uring or plain")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "uring", "plain"}));
+  app.add_option("--max-stripes", o.config.max_stripes,
+                 "data connections a job may stripe large copies over (0: no striping)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16));
+  app.add_option("--send-zc-bytes", o.send_zc_bytes,
+                 "sends of at least this many bytes go zero-copy (io_uring SEND_ZC); 0: never; "
+                 "-1: RIG_SEND_ZC_BYTES, else off towards loopback and 1 MiB otherwise")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
+  app.add_option("--secret-file", o.config.secret_files,
+                 "a file holding the secret jobs must prove (at least 32 bytes, readable by its owner "
+                 "only); give two during a rotation; SIGHUP rereads them. Default: RIG_SECRET_FILE, "
+                 "else RIG_SECRET; without any the agent runs open, on loopback only")
+      ->expected(1, 2)
+      ->take_all();
+  app.add_option("--poll-us", o.config.poll_us,
+                 "polling mode: a job's reading thread asks for bytes without waiting for this many "
+                 "microseconds before it sleeps (lower latency for the CPU it burns; 0: off; default: "
+                 "RIG_POLL_US, else 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--gather-us", o.config.gather_us,
+                 "gathering: once a client streams small frames faster than one wake per read keeps up "
+                 "with, a job's reading waits up to this many microseconds for 1 KiB before it reads, "
+                 "so one wake and one batch of reports serve many frames; a wait that runs out ends "
+                 "it (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--silence-ms", o.config.silence_ms,
+                 "a client that sends nothing for this long, between messages or inside one, fails "
+                 "its job (0: no bound; a live client pings a silent agent every second)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
+  app.add_option("--max-connections", o.config.max_connections,
+                 "connections of any kind at once (each holds a thread); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-handshakes", o.config.max_handshakes,
+                 "connections still in their handshake at once (unauthenticated); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-objects", o.config.max_objects,
+                 "objects and images one job may hold; an alloc past it is None")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  app.add_option("--max-staged-bytes", o.config.max_staged_bytes,
+                 "bytes of one job that may wait in staging (bytes from the client that cannot land "
+                 "in place yet); a handover past it fails its job")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
+  app.add_option("--drain-ms", o.config.drain_ms,
+                 "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
+                 "they fail with \"the agent is stopping\" (the agent then exits 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
+  app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
+      ->capture_default_str();
+  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+}
+
+// Applies the options that are not plain fields of the config.
+void apply(Options& o) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rig-agent"));
+  spdlog::set_level(spdlog::level::from_str(o.log_level));
+  if (o.device_kind == "cuda") o.config.device_kind = rig::agent::DeviceKind::kCuda;
+  if (o.device_kind == "auto") o.config.device_kind = rig::agent::DeviceKind::kAuto;
+  if (o.sim_completion == "later") o.config.sim_completion = rig::agent::SimCompletion::kLater;
+  if (o.sim_completion == "woken") o.config.sim_completion = rig::agent::SimCompletion::kWoken;
+  if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
+  if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
+  if (o.send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(o.send_zc_bytes));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const sigset_t signals = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
+  Options o;
+  define_options(app, o);
+  CLI11_PARSE(app, argc, argv);
+
+  apply(o);
+  rig::agent::AgentConfig& config = o.config;
+
+  try {
+    rig::agent::check_environment();
+    const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
+    const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
+    config.secrets = rig::agent::load_secrets(config);
+    rig::agent::choose_device_kind(config);
+    if (!config.authenticates() && !std::ranges::all_of(addresses, rig::engine::is_loopback)) {
+      throw std::runtime_error("refusing to listen on " + ep.host +
+                               " without a secret: anyone who reaches the port could run code here "
+                               "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
+    }
+    rig::agent::Server server(addresses, config);
+    std::signal(SIGPIPE, SIG_IGN);
+    const SignalTaker signal_taker(server);
+    spdlog::info("{}: listen={} {} send_zc_bytes={} log={} jobs={}", version_text(),
+                 rig::engine::to_string(server.address()), rig::agent::describe(config),
+                 o.send_zc_bytes < 0 ? std::string("auto") : std::to_string(o.send_zc_bytes), o.log_level,
+                 o.max_jobs == 0 ? std::string("unbounded") : std::to_string(o.max_jobs));
+    // The one line a launcher reads to learn the port.
+    spdlog::info("devices: the host and {}, {} backend",
+                 config.device_kind == rig::agent::DeviceKind::kCuda ? std::string("its GPUs")
+                                                                      : std::to_string(config.devices) + " simulated devices",
+                 rig::engine::backend_name(config.backend));
+    std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
+    if (std::string why; !rig::agent::notify_service_manager(
+            "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +
+                std::to_string(::getpid()),
+            why)) {
+      spdlog::warn("readiness not told to the service manager: {}", why);
+    }
+    server.serve(o.max_jobs);
+    if (server.terminated()) {
+      // Connection threads that outlived the drain's bound may still run: end here, without
+      // the destructors of statics they use.
+      spdlog::info("stopped");
+      spdlog::default_logger()->flush();
+      std::cout.flush();
+      std::_Exit(0);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "rig-agent: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

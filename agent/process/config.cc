@@ -1,0 +1,54 @@
+#include "process/config.h"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace rig::agent {
+
+std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config) {
+  auto secrets = std::make_shared<std::vector<engine::Secret>>();
+  if (config.secret_files.size() > 2) {
+    throw std::runtime_error("at most two secret files (the current and the next during a rotation)");
+  }
+  for (const std::string& path : config.secret_files) secrets->push_back(engine::read_secret_file(path));
+  if (config.secret_files.empty()) {
+    if (auto s = engine::secret_from_env()) secrets->push_back(std::move(*s));
+  }
+  return secrets;
+}
+
+namespace {
+const char* sim_completion_name(SimCompletion c) {
+  switch (c) {
+    case SimCompletion::kNow: return "now";
+    case SimCompletion::kLater: return "later";
+    case SimCompletion::kWoken: return "woken";
+  }
+  return "?";
+}
+}  // namespace
+
+std::string describe(const AgentConfig& c) {
+  std::string secret = "none (open: loopback only)";
+  if (c.authenticates()) {
+    secret = std::to_string(c.secrets->size()) + " from ";
+    if (!c.secret_files.empty()) {
+      for (std::size_t i = 0; i < c.secret_files.size(); ++i) secret += (i > 0 ? "," : "") + c.secret_files[i];
+    } else {
+      const char* file = std::getenv("RIG_SECRET_FILE");
+      secret += file != nullptr && *file != 0 ? std::string("RIG_SECRET_FILE=") + file : std::string("RIG_SECRET");
+    }
+  }
+  return "devices=" + std::to_string(c.devices) + " device_budget=" + std::to_string(c.device_budget) +
+         " host_budget=" + std::to_string(c.host_budget) + " instruction_budget=" + std::to_string(c.instruction_budget) +
+         " isolated=" + std::to_string(c.isolated) +
+         " sim_completion=" + sim_completion_name(c.sim_completion) +
+         " backend=" + engine::backend_name(c.backend) + " max_stripes=" + std::to_string(c.max_stripes) +
+         " silence_ms=" + std::to_string(c.silence_ms) + " poll_us=" + std::to_string(c.poll_us) +
+         " gather_us=" + std::to_string(c.gather_us) + " max_connections=" + std::to_string(c.max_connections) +
+         " max_handshakes=" + std::to_string(c.max_handshakes) + " max_jobs=" + std::to_string(c.max_jobs) +
+         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
+         " secrets=" + secret;
+}
+
+}  // namespace rig::agent
