@@ -56,7 +56,7 @@ endif()
 # scripts/examples check both). The examples and packaging/ go with them.
 set(RIG_INSTALLED_DOCS README.md LICENSE docs/PACKAGING.md docs/SEMANTICS.md docs/TUNING.md
     docs/TROUBLESHOOTING.md docs/ENVIRONMENT.md agent/README.md wire/PROTOCOL.md
-    program/FORMAT.md bench/RESULTS.md tests/CONFORMANCE.md tests/RELIABILITY.md)
+    program/FORMAT.md bench/RESULTS.md tests/README.md tests/CONFORMANCE.md tests/RELIABILITY.md)
 if(EXISTS ${PROJECT_SOURCE_DIR}/ocaml/README.md)  # README.md points at it
   list(APPEND RIG_INSTALLED_DOCS ocaml/README.md)
 endif()
