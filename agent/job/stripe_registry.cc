@@ -46,7 +46,9 @@ bool StripeRegistry::proved(const wire::Join& join, const wire::Nonce& nonce, co
     if (it == jobs_.end()) return false;
     key = it->second.key;
   }
-  return wire::same_mac(wire::join_proof(key, join, nonce), proof);
+  const bool ok = wire::same_mac(wire::join_proof(key, join, nonce), proof);
+  wire::wipe(key.data(), key.size());
+  return ok;
 }
 
 void StripeRegistry::close(std::uint64_t token) {

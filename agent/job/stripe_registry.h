@@ -52,6 +52,7 @@ class StripeRegistry {
     std::uint32_t min_kib = 0;
     bool taken = false;
     std::vector<std::unique_ptr<engine::Socket>> stripes;
+    ~Entry() { wire::wipe(key.data(), key.size()); }
   };
   std::mutex mu_;
   std::unordered_map<std::uint64_t, Entry> jobs_;

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/gpu_devices.h"
+#include "process/config.h"
 #include "process/environment.h"
 #include "process/notify.h"
 #include "process/server.h"
@@ -212,6 +213,8 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
   Options o;
+  // Still one thread: the only time the environment may change safely.
+  o.config.secret_variable = rig::agent::take_secret_variable();
   define_options(app, o);
   CLI11_PARSE(app, argc, argv);
 

@@ -1,7 +1,10 @@
 #include "process/config.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+
+#include "rig/wire/auth.h"
 
 namespace rig::agent {
 
@@ -12,9 +15,23 @@ std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfi
   }
   for (const std::string& path : config.secret_files) secrets->push_back(engine::read_secret_file(path));
   if (config.secret_files.empty()) {
-    if (auto s = engine::secret_from_env()) secrets->push_back(std::move(*s));
+    if (auto s = engine::secret_from_env()) {
+      secrets->push_back(std::move(*s));
+    } else if (config.secret_variable) {
+      secrets->push_back(engine::secret_from_bytes(*config.secret_variable, "RIG_SECRET"));
+    }
   }
   return secrets;
+}
+
+std::shared_ptr<const engine::SecretBuffer> take_secret_variable() {
+  char* text = std::getenv("RIG_SECRET");
+  if (text == nullptr) return nullptr;
+  const std::size_t n = std::strlen(text);
+  auto bytes = n == 0 ? nullptr : std::make_shared<const engine::SecretBuffer>(text, text + n);
+  wire::wipe(text, n);
+  ::unsetenv("RIG_SECRET");
+  return bytes;
 }
 
 namespace {

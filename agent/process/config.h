@@ -60,13 +60,22 @@ struct AgentConfig {
   // does only on loopback. Replaced whole when rig-agent rereads them (SIGHUP).
   std::shared_ptr<const std::vector<engine::Secret>> secrets;
   std::vector<std::string> secret_files;  // where they come from (else RIG_SECRET_FILE, RIG_SECRET)
+  // RIG_SECRET's bytes as rig-agent found them at its start (take_secret_variable), for a reread
+  // once the variable is gone from its environment; null if it was not set.
+  std::shared_ptr<const engine::SecretBuffer> secret_variable;
   bool authenticates() const { return secrets && !secrets->empty(); }
 };
 
 // Reads the secrets of `config.secret_files` (at most two: a rotation), else the environment's
-// (RIG_SECRET_FILE, RIG_SECRET); none if neither names one. Throws std::runtime_error naming the
+// (RIG_SECRET_FILE, RIG_SECRET, else `config.secret_variable`); none if neither names one. Throws std::runtime_error naming the
 // file and the cause for a secret it refuses (readable by others, shorter than 32 bytes).
 std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config);
+
+// RIG_SECRET's bytes (null if unset or empty), then the variable is gone: its value overwritten
+// in place (so /proc/PID/environ no longer shows it) and unset, so no child inherits it. Changes
+// the environment, which only a process's own main may do: rig-agent calls it before any thread
+// starts (the library never changes the environment).
+std::shared_ptr<const engine::SecretBuffer> take_secret_variable();
 
 // Every setting as `name=value` words, for the log at start (the secrets by where they come
 // from, never their bytes).

@@ -89,9 +89,22 @@ void answer_challenge(int fd, const wire::Challenge& c, bool have_secret, const 
   send_message(fd, p, what, endpoint);
 }
 
+// An open agent proves nothing, so a job without a secret takes one only where no one else can
+// answer: on loopback.
+void refuse_open_agent_off_loopback(const wire::Challenge& c, bool have_secret, const engine::Address& reached,
+                                    const std::string& endpoint) {
+  if (c.auth != 0 || have_secret || engine::is_loopback(reached)) return;
+  throw std::runtime_error("handshake with agent " + endpoint + ": the agent runs without a secret at " +
+                           engine::to_string(reached) +
+                           ", which is not loopback: anyone who answers there could pose as it: refused "
+                           "(run the agent with a secret and give the job the same one: "
+                           "LinkOptions::secret_file, RIG_SECRET_FILE or RIG_SECRET)");
+}
+
 }  // namespace
 
-Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>& secret, const std::string& endpoint) {
+Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>& secret, const std::string& endpoint,
+               const engine::Address& reached) {
   const std::string what = "handshake";
   wire::Transcript t;
   t.offered = offer;
@@ -102,6 +115,7 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
   wire::Challenge c{};
   recv_message(fd, wire::MsgType::kChallenge, c, what, endpoint);
   t.agent = wire::to_array(c.nonce);
+  refuse_open_agent_off_loopback(c, secret.has_value(), reached, endpoint);
   const wire::SecretBytes key = secret ? wire::SecretBytes(secret->bytes) : wire::SecretBytes();
   answer_challenge(fd, c, secret.has_value(), secret ? wire::client_proof(key, t) : wire::Mac{}, what, endpoint);
 

@@ -1,4 +1,4 @@
-// Closed to strangers (wire/PROTOCOL.md 4): a job and a real rig-agent prove to each other that
+// Closed to strangers (wire/PROTOCOL.md 6.1): a job and a real rig-agent prove to each other that
 // they share a secret; whoever cannot learns only "authentication failed", and the agent goes
 // on serving the jobs that can.
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "command.h"
+#include "connect_error.h"
 #include "raw_peer.h"
 #include "rig/engine/secret.h"
 #include "rig/remote/job.h"
@@ -21,19 +23,6 @@
 
 namespace rig::test {
 namespace {
-
-// What connecting with the secret in `secret_file` ("" : the test process's) throws, or "".
-std::string connect_error(const std::string& endpoint, const std::string& secret_file = "") {
-  auto job = remote::Job::create();
-  remote::LinkOptions options;
-  options.secret_file = secret_file;
-  try {
-    job->connect(endpoint, options);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // Reads the challenge that answers a hello or a join.
 wire::Challenge read_challenge(int fd) {
@@ -148,15 +137,10 @@ TEST(Authentication, TheAgentRefusesToListenBeyondLoopbackWithoutASecret) {
   // timeout: an agent that listened anyway would otherwise hold the test forever.
   const std::string command = "timeout 10 env -u RIG_SECRET_FILE -u RIG_SECRET " + agent_path() +
                               " --listen 0.0.0.0:0 2>&1";
-  FILE* p = ::popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int status = ::pclose(p);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  EXPECT_NE(out.find("refusing to listen on 0.0.0.0 without a secret"), std::string::npos) << out;
-  EXPECT_EQ(out.find("listening"), std::string::npos) << out;
+  const CommandRun run = run_command(command);
+  EXPECT_TRUE(run.exited(1)) << run.status;
+  EXPECT_NE(run.out.find("refusing to listen on 0.0.0.0 without a secret"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("listening"), std::string::npos) << run.out;
 }
 
 TEST(Authentication, DuringARotationJobsWithEitherSecretAreWelcomed) {

@@ -2,8 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -76,6 +81,67 @@ TEST_F(SecretFile, APrivateSecretFileIsTheOwnersAloneAndGoesWithTheObject) {
   }
   struct stat st {};
   EXPECT_NE(::stat(path.c_str(), &st), 0);
+}
+
+TEST_F(SecretFile, ASymbolicLinkIsRefusedEvenToAGoodFile) {
+  const std::string target = write(std::string(40, 'k'), 0600);
+  const std::string link = own_.path() + ".link";
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  const std::string why = message_of(link);
+  std::remove(link.c_str());
+  EXPECT_NE(why.find("is a symbolic link: refused"), std::string::npos) << why;
+}
+
+TEST_F(SecretFile, AFifoIsRefusedAtOnceInsteadOfWaitingForAWriter) {
+  const std::string fifo = own_.path() + ".fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string why = message_of(fifo);  // would block forever in open without O_NONBLOCK
+  std::remove(fifo.c_str());
+  EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
+}
+
+TEST_F(SecretFile, AFileOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "skipped: chown to another user needs root";
+  const std::string path = write(std::string(40, 'k'), 0600);
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);  // nobody
+  const std::string why = message_of(path);
+  EXPECT_NE(why.find("owned by uid 65534, neither this process's user"), std::string::npos) << why;
+}
+
+// An access ACL as Linux stores it (system.posix_acl_access): version 2, then entries of
+// tag, permissions and id, the named user `user` granted `perm`.
+std::vector<std::uint8_t> acl_granting(std::uint32_t user, std::uint16_t perm) {
+  std::vector<std::uint8_t> acl(4, 0);
+  acl[0] = 2;
+  const auto entry = [&acl](std::uint16_t tag, std::uint16_t p, std::uint32_t id) {
+    std::uint8_t e[8];
+    std::memcpy(e, &tag, 2);
+    std::memcpy(e + 2, &p, 2);
+    std::memcpy(e + 4, &id, 4);
+    acl.insert(acl.end(), e, e + 8);
+  };
+  entry(0x01, 4, UINT32_MAX);  // the owner: r
+  entry(0x02, perm, user);     // the named user
+  entry(0x04, 0, UINT32_MAX);  // the owning group: nothing
+  entry(0x10, 4, UINT32_MAX);  // the mask: r (stat shows it as the group's bits)
+  entry(0x20, 0, UINT32_MAX);  // others: nothing
+  return acl;
+}
+
+TEST_F(SecretFile, ACredentialAsSystemdLaysItOutIsAcceptedAndAnAclForAnotherUserIsNot) {
+  // systemd writes a credential 0400 and grants the service's user read by an ACL (stat: 0440).
+  const std::string path = write(std::string(40, 'k'), 0400);
+  const std::vector<std::uint8_t> mine = acl_granting(::geteuid(), 4);
+  if (::setxattr(path.c_str(), "system.posix_acl_access", mine.data(), mine.size(), 0) != 0) {
+    GTEST_SKIP() << "skipped: no POSIX ACLs here: " << std::strerror(errno);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0440u);
+  EXPECT_EQ(message_of(path), "");
+  const std::vector<std::uint8_t> theirs = acl_granting(::geteuid() + 1, 4);
+  ASSERT_EQ(::setxattr(path.c_str(), "system.posix_acl_access", theirs.data(), theirs.size(), 0), 0);
+  EXPECT_NE(message_of(path).find("group or others"), std::string::npos);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ typedef struct c_env {
 
 const char* c_remote_accounts(const c_env* env);
 const char* c_remote_make_rules(const c_env* env);
+const char* c_remote_options(const c_env* env);
 const char* c_remote_memory(const c_env* env);
 const char* c_remote_copies(const c_env* env, uint64_t bytes);
 const char* c_remote_strided_edges(const c_env* env);

@@ -79,6 +79,12 @@ const char* c_remote_make_rules(const c_env* env) {
   CHECK(facts.n_queues == 2 && facts.copy_engine == 1 && facts.may_block == 1 && facts.maps_host == 0);
   CHECK(facts.word.kind == RIG_REGION_WORD && facts.word.word == &words[2] && facts.word.device == 1);
   CHECK(facts.waits_most == UINT64_MAX && facts.has_hang_ms == 0 && facts.has_bus == 0);
+  /* An older caller's smaller facts: no byte past its size is written. */
+  rig_facts small;
+  memset(&small, 0x5a, sizeof small);
+  small.size = offsetof(rig_facts, n_queues);
+  CHECK_RC(rig_proxy_facts(again, &small), RIG_OK, "small facts");
+  CHECK(small.budget == facts.budget && ((const unsigned char*)&small)[small.size] == 0x5a);
   CHECK(rig_proxy_key() != NULL);
   rig_proxy_release(again);
   rig_proxy_release(host);
@@ -162,6 +168,31 @@ const char* c_remote_copies(const c_env* env, uint64_t bytes) {
   CHECK_RC(rig_proxy_stop(p, NULL), RIG_OK, "stop");
   CHECK(rig_proxy_release(p) == 1);
   fx.p[1] = NULL;
+  c_fx_end(&fx);
+  return NULL;
+}
+
+/* rig_link_options: a field is read when the caller's size holds it, the last byte included, and
+ * not otherwise; a bad value is RIG_INVALID_ARGUMENT and makes no link. */
+const char* c_remote_options(const c_env* env) {
+  c_fx fx;
+  C_FX_OPEN(&fx, env, 0);
+  rig_link* l = NULL;
+  rig_link_options o;
+  rig_link_options_init(&o);
+  o.silence_ms = 0; /* not positive: refused when read */
+  o.size = offsetof(rig_link_options, silence_ms) + sizeof o.silence_ms;
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
+  o.size = offsetof(rig_link_options, silence_ms); /* an older caller: silence_ms is not read */
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_OK, fx.why.buf);
+  rig_link_options_init(&o);
+  o.staging.allocate = malloc; /* without release */
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
+  rig_link_options_init(&o);
+  o.backend = 7;
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
+  o.size = 0;
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
   c_fx_end(&fx);
   return NULL;
 }

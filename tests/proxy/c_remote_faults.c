@@ -48,8 +48,13 @@ const char* c_remote_code(const c_env* env) {
   CHECK_RC(rig_proxy_unload(host, image), RIG_OK, "unload");
   rig_image_release(image);
   CHECK_RC(rig_image_prepare(image, "counter"), RIG_BAD_HANDLE, "a released image");
+  /* An image whose host proxy was released is answered RIG_BAD_HANDLE, never followed. */
+  CHECK_RC(rig_proxy_image(host, env->program, env->program_bytes, &image, &fx.why.t), RIG_OK, fx.why.buf);
   rig_proxy_stop(host, NULL);
   rig_proxy_release(host);
+  CHECK_RC(rig_image_entry(image, "counter", &fn, &bytes, &fx.why.t), RIG_BAD_HANDLE, fx.why.buf);
+  CHECK_RC(rig_image_prepare(image, "counter"), RIG_BAD_HANDLE, "the loader was released");
+  rig_image_release(image);
   rig_proxy_release(p);
   c_fx_end(&fx);
   return NULL;
@@ -93,6 +98,12 @@ const char* c_remote_agent_killed(const c_env* env) {
   int state = 0;
   CHECK_RC(rig_job_state(fx.j.job, &state, NULL), RIG_OK, "state");
   CHECK(state == 1);
+  /* A close after the failure leaves the root cause the job's state. */
+  char cause[256];
+  snprintf(cause, sizeof cause, "%s", fx.why.buf);
+  CHECK_RC(rig_job_close(fx.j.job), RIG_OK, "close");
+  CHECK_RC(rig_job_state(fx.j.job, &state, &fx.why.t), RIG_OK, "state");
+  CHECK(state == 1 && strcmp(fx.why.buf, cause) == 0);
   rig_region r;
   CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 64, &r, &fx.why.t), RIG_FAULT, fx.why.buf);
   c_fx_end(&fx);

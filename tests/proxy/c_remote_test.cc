@@ -56,6 +56,9 @@ TEST_F(CRemote, AccountsAreTheAgentsAndASmallerStructGetsNoMoreBytes) {
 TEST_F(CRemote, MakeRefusesWhatThePageRefusesAndRegistersNothingThen) {
   EXPECT_PASSES(c_remote_make_rules(&env_));
 }
+TEST_F(CRemote, LinkOptionsAreReadWithinTheirSizeAndABadOneMakesNoLink) {
+  EXPECT_PASSES(c_remote_options(&env_));
+}
 TEST_F(CRemote, MemoryAllocFreeLocatePeerMapAndDma) {
   EXPECT_PASSES(c_remote_memory(&env_));
 }

@@ -108,4 +108,8 @@ Mac join_proof(const JobKey& key, const Join& join, const Nonce& nonce) {
 
 bool same_mac(const Mac& a, const Mac& b) { return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0; }
 
+void wipe(void* p, std::size_t n) noexcept {
+  if (p != nullptr && n > 0) OPENSSL_cleanse(p, n);
+}
+
 }  // namespace rig::wire

@@ -1,23 +1,54 @@
 // The shared secret that authenticates a job and its agent to each other (rig/wire/auth.h):
-// read from a file that only its owner may read, or from the environment.
+// read from a file that only its owner may read, or from the environment. Its bytes are wiped
+// when dropped. The library never changes the environment (a runtime's process has threads):
+// rig-agent removes RIG_SECRET from its own before it starts any.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "rig/wire/auth.h"
+
 namespace rig::engine {
 
-struct Secret {
-  std::vector<std::uint8_t> bytes;  // at least wire::kMinSecretBytes
-  std::string source;               // where it came from, for messages (never the bytes)
+// Memory that is wiped (wire::wipe, OPENSSL_cleanse) before it is freed: each buffer a vector of
+// secret bytes holds, its growth and its copies included, is zeroed when the vector drops it.
+template <class T>
+struct WipingAllocator {
+  using value_type = T;
+  WipingAllocator() = default;
+  template <class U>
+  WipingAllocator(const WipingAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return std::allocator<T>().allocate(n); }
+  void deallocate(T* p, std::size_t n) noexcept {
+    wire::wipe(p, n * sizeof(T));
+    std::allocator<T>().deallocate(p, n);
+  }
+  friend bool operator==(const WipingAllocator&, const WipingAllocator&) { return true; }
 };
 
-// The bytes of the file at `path` (one trailing newline dropped). Throws std::runtime_error
-// naming the file and the cause if it cannot be read, if its group or others may read or write
-// it, or if it holds fewer than 32 bytes.
+using SecretBuffer = std::vector<std::uint8_t, WipingAllocator<std::uint8_t>>;
+
+struct Secret {
+  SecretBuffer bytes;  // at least wire::kMinSecretBytes; wiped when dropped (its allocator)
+  std::string source;  // where it came from, for messages (never the bytes)
+};
+
+// The bytes of the file at `path` (one trailing newline dropped), opened without following a
+// symbolic link and without blocking (a FIFO is refused, not waited on). Throws
+// std::runtime_error naming the file and the cause if it cannot be read, is a symbolic link or
+// not a regular file, is owned by neither this process's effective user nor root, if its group
+// or others may read or write it (a POSIX ACL that grants only this user, as systemd gives a
+// credential, is accepted), or if it holds fewer than 32 bytes.
 Secret read_secret_file(const std::string& path);
+
+// `bytes` as the secret from `source` (one trailing newline dropped); throws as
+// read_secret_file if fewer than 32 bytes remain.
+Secret secret_from_bytes(SecretBuffer bytes, std::string source);
 
 // The environment's secret: the file named by RIG_SECRET_FILE, else the bytes of RIG_SECRET
 // (at least 32); nullopt if neither is set. Throws as read_secret_file for a bad one.

@@ -1,4 +1,4 @@
-// The MACs of the authenticated handshake (protocol v2, wire/PROTOCOL.md 4): a job and an agent
+// The MACs of the authenticated handshake (protocol v2, wire/PROTOCOL.md 6.1): a job and an agent
 // prove to each other that they hold the same secret, which never crosses the wire.
 //
 //   client -> agent  kHello     {offered features, nonce_c}
@@ -49,6 +49,10 @@ Mac join_proof(const JobKey& key, const Join& join, const Nonce& nonce);
 
 // Equal, in time that does not depend on where they differ.
 bool same_mac(const Mac& a, const Mac& b);
+
+// Overwrites n bytes at p with zeros in a way the compiler keeps (OPENSSL_cleanse): for secret
+// bytes and keys about to be dropped.
+void wipe(void* p, std::size_t n) noexcept;
 
 template <std::size_t N>
 std::array<std::uint8_t, N> to_array(const std::uint8_t (&field)[N]) {

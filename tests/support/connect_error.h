@@ -1,0 +1,24 @@
+// What connecting a new job to an agent throws: the tests of authentication and secrets.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "rig/remote/job.h"
+
+namespace rig::test {
+
+// What connecting with the secret in `secret_file` ("": the test process's) throws, or "".
+inline std::string connect_error(const std::string& endpoint, const std::string& secret_file = "") {
+  auto job = remote::Job::create();
+  remote::LinkOptions options;
+  options.secret_file = secret_file;
+  try {
+    job->connect(endpoint, options);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace rig::test
