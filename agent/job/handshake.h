@@ -1,4 +1,4 @@
-// The start of a connection to the agent (wire/PROTOCOL.md 4). Its first frame, read within
+// The start of a connection to the agent (wire/PROTOCOL.md 6.1). Its first frame, read within
 // kHelloTimeoutMs like every later frame of the handshake, is a job's hello or a data
 // connection's join. A hello is answered with a challenge; the client's proof is checked
 // against each of the agent's secrets (two during a rotation), and only then does the job get

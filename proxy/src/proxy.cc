@@ -316,7 +316,8 @@ void Proxy::stop(const std::optional<std::string>&) {
                        !s.final_claimed.exchange(true, std::memory_order_seq_cst);
   // The receiving thread may be in the middle of one done report of this proxy: let it finish
   // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
-  // it reads stopped and final_claimed (LinkCore::on_done), so a report it handles later sees both.
+  // it reads stopped and final_claimed (LinkCore::publish_pending_done), so a report it handles
+  // later sees both.
   while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) {
     test_hook::at(test_hook::Point::kStopWaitsForReceiver, s.device);
     std::this_thread::yield();

@@ -104,7 +104,8 @@ struct ProxySlot {
   // final_value is written before stopped (release via the seq_cst store) and read after it.
   alignas(64) std::atomic<std::uint64_t> final_value{0};
   // seq_cst: Dekker handshake with the receiver's pop of the last copy and its end (see
-  // LinkCore::on_bytes and Proxy::stop): whichever side comes second writes the final value.
+  // LinkCore::landed, LinkCore::end_receiver and Proxy::stop): whichever side comes second
+  // writes the final value.
   std::atomic<bool> stopped{false};
   // seq_cst: exactly one side (stop or the receiving thread) claims the final write; once it is
   // claimed the receiving thread no longer touches the word, which the runtime may free as soon

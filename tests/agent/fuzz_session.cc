@@ -157,7 +157,7 @@ bool write_frame_bytes(int fd, const Stream& s) {
   return engine::send_within(fd, {&iov, 1}, 5000) == 0;
 }
 
-// The client's side of the handshake (wire/PROTOCOL.md 4).
+// The client's side of the handshake (wire/PROTOCOL.md 6.1).
 bool handshake(int fd, const Agent& a) {
   wire::Transcript t;
   t.client = wire::fresh_nonce();

@@ -107,7 +107,7 @@ struct LinkOptions {
   static constexpr int kDefaultStripes = 4;  ///< the stripes kAuto asks for off loopback
   int stripes = kAuto;                        ///< extra data connections asked for (see above)
   std::uint64_t stripe_min_bytes = 1u << 20;  ///< copies of fewer bytes stay on the job's connection
-  /// The secret this job and its agent prove to each other that they share (wire/PROTOCOL.md 4):
+  /// The secret this job and its agent prove to each other that they share (wire/PROTOCOL.md 6.1):
   /// the file that holds it (readable by its owner only, at least 32 bytes); empty: the
   /// environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
   /// (on loopback, without a secret) is accepted; with one, only an agent that proves it.

@@ -34,7 +34,7 @@ enum Feature : std::uint32_t {
   kFeatureStatus = 1u << 2,    // the client may ask for the agent's figures (kStatusQuery, kStatus)
 };
 
-// The handshake (wire/PROTOCOL.md 4): kHello, kChallenge, kProof, kWelcome. A nonce is 32 fresh
+// The handshake (wire/PROTOCOL.md 6.1): kHello, kChallenge, kProof, kWelcome. A nonce is 32 fresh
 // random bytes; a MAC is HMAC-SHA256 (rig/wire/auth.h says over what).
 inline constexpr std::size_t kNonceBytes = 32;
 inline constexpr std::size_t kMacBytes = 32;

@@ -1,6 +1,6 @@
 // Versions: the software's (the CMake project's, as `rig-agent --version`, rig-info and
 // rig-bench's JSON print it) and the protocol's (kVersion, in every hello, join and welcome;
-// wire/PROTOCOL.md 4).
+// wire/PROTOCOL.md 9).
 #pragma once
 
 namespace rig::wire {
