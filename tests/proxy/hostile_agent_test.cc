@@ -250,6 +250,11 @@ BrokenSend the_root_cause_over_a_broken_send(bool mid_call,
   // with "send failed" at once; with it, it waits for the receiving thread, let go only now.
   EXPECT_GE(within(std::chrono::seconds(10), [] { return g_send_failed.load(std::memory_order_acquire); }).count(), 0)
       << "no send failed";
+  if (hook == &throw_at_send_failed) {
+    // The hook's throw fails the job on its way out of `call`, after the flag above: let the
+    // receiving thread go only then, or the agent's failure it reads could still come first.
+    EXPECT_GE(within(std::chrono::seconds(10), [&] { return job->failed(); }).count(), 0) << "the throw failed no job";
+  }
   receiver.let_go();
   EXPECT_EQ(called.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   out.returned = called.get();
