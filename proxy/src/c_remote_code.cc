@@ -8,12 +8,7 @@
 #include "rig/remote/proxy.h"
 
 namespace ra = rig::remote;
-using ra::c_abi::bad_handle;
-using ra::c_abi::guarded;
-using ra::c_abi::HandleKind;
-using ra::c_abi::Handles;
-using ra::c_abi::proxy_of;
-using ra::c_abi::put_text;
+using namespace rig::remote::c_abi;  // the ABI's handles, texts and barrier (c_handles.h)
 
 namespace {
 

@@ -8,11 +8,7 @@
 #include "rig/remote/link.h"
 
 namespace ra = rig::remote;
-using ra::c_abi::bad_handle;
-using ra::c_abi::guarded;
-using ra::c_abi::HandleKind;
-using ra::c_abi::Handles;
-using ra::c_abi::put_text;
+using namespace rig::remote::c_abi;  // the ABI's handles, texts and barrier (c_handles.h)
 
 namespace {
 
@@ -92,7 +88,7 @@ int rig_job_create(rig_job** job, rig_text* why) {
 
 int rig_job_connect(rig_job* job, const char* endpoint, const rig_link_options* options,
                     rig_link** link, rig_text* why) {
-  ra::Job* j = ra::c_abi::job_of(job);
+  ra::Job* j = job_of(job);
   if (j == nullptr) return bad_handle(why, "rig_job_connect: not a live job");
   if (endpoint == nullptr || link == nullptr) {
     put_text(why, "rig_job_connect: endpoint and link must not be NULL");
@@ -108,7 +104,7 @@ int rig_job_connect(rig_job* job, const char* endpoint, const rig_link_options* 
 }
 
 int rig_job_close(rig_job* job) {
-  ra::Job* j = ra::c_abi::job_of(job);
+  ra::Job* j = job_of(job);
   if (j == nullptr) return RIG_BAD_HANDLE;
   return guarded(nullptr, [&] {
     j->close();
@@ -117,7 +113,7 @@ int rig_job_close(rig_job* job) {
 }
 
 int rig_job_state(const rig_job* job, int* state, rig_text* why) {
-  const ra::Job* j = ra::c_abi::job_of(job);
+  const ra::Job* j = job_of(job);
   if (j == nullptr) return bad_handle(why, "rig_job_state: not a live job");
   return guarded(why, [&] {
     if (state != nullptr) *state = j->failed() ? 1 : j->closing() ? 2 : 0;
@@ -128,19 +124,19 @@ int rig_job_state(const rig_job* job, int* state, rig_text* why) {
 
 void rig_job_release(rig_job* job) {
   if (!Handles::remove(job, HandleKind::kJob)) return;
-  ra::c_abi::drop(std::move(job->job));
+  drop(std::move(job->job));
   delete job;
 }
 
 int rig_link_account_count(const rig_link* link, uint32_t* count) {
-  const ra::Link* l = ra::c_abi::link_of(link);
+  const ra::Link* l = link_of(link);
   if (l == nullptr) return RIG_BAD_HANDLE;
   if (count != nullptr) *count = static_cast<uint32_t>(l->accounts().size());
   return RIG_OK;
 }
 
 int rig_link_account(const rig_link* link, uint32_t index, rig_account* account) {
-  const ra::Link* l = ra::c_abi::link_of(link);
+  const ra::Link* l = link_of(link);
   if (l == nullptr) return RIG_BAD_HANDLE;
   if (account == nullptr || index >= l->accounts().size()) return RIG_INVALID_ARGUMENT;
   const ra::Account& a = l->accounts()[index];
@@ -158,14 +154,14 @@ int rig_link_account(const rig_link* link, uint32_t index, rig_account* account)
 }
 
 int rig_link_fresh(rig_link* link, uint64_t* id) {
-  ra::Link* l = ra::c_abi::link_of(link);
+  ra::Link* l = link_of(link);
   if (l == nullptr) return RIG_BAD_HANDLE;
   if (id != nullptr) *id = l->fresh();
   return RIG_OK;
 }
 
 int rig_link_endpoint(const rig_link* link, rig_text* endpoint, rig_text* address) {
-  const ra::Link* l = ra::c_abi::link_of(link);
+  const ra::Link* l = link_of(link);
   if (l == nullptr) return RIG_BAD_HANDLE;
   put_text(endpoint, l->endpoint());
   put_text(address, l->address());

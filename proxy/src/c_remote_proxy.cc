@@ -9,13 +9,7 @@
 #include "rig/remote/proxy.h"
 
 namespace ra = rig::remote;
-using ra::c_abi::bad_handle;
-using ra::c_abi::guarded;
-using ra::c_abi::HandleKind;
-using ra::c_abi::Handles;
-using ra::c_abi::proxy_of;
-using ra::c_abi::put_text;
-using ra::c_abi::to_c;
+using namespace rig::remote::c_abi;  // the ABI's handles, texts and barrier (c_handles.h)
 
 namespace {
 
@@ -66,7 +60,7 @@ extern "C" {
 int rig_device_make(const rig_device* d, uint64_t* word, rig_proxy** proxy, rig_text* why) {
   if (d == nullptr || proxy == nullptr) return invalid(why, "make: the device and proxy must not be NULL");
   if (d->size < sizeof(rig_device)) return invalid(why, "make: rig_device's size is not set");
-  ra::Link* link = ra::c_abi::link_of(d->link);
+  ra::Link* link = link_of(d->link);
   if (link == nullptr) return bad_handle(why, "make: not a live link");
   return guarded(why, [&] {
     const ra::Account* account = link->account(d->account);
@@ -91,7 +85,7 @@ int rig_proxy_release(rig_proxy* d) {
   } catch (...) {
   }
   delete p;  // the job stays alive through `job`: the proxy's end blocks on nothing
-  ra::c_abi::drop(std::move(job));
+  drop(std::move(job));
   return quiet;
 }
 

@@ -8,9 +8,7 @@
 #include "rig/remote/proxy.h"
 
 namespace ra = rig::remote;
-using ra::c_abi::bad_handle;
-using ra::c_abi::guarded;
-using ra::c_abi::proxy_of;
+using namespace rig::remote::c_abi;  // the ABI's handles, texts and barrier (c_handles.h)
 
 extern "C" {
 
@@ -47,7 +45,7 @@ int rig_proxy_capability(const rig_proxy* d, rig_capability* capability) {
   const ra::Proxy* p = proxy_of(d);
   if (p == nullptr) return RIG_BAD_HANDLE;
   if (capability == nullptr) return RIG_INVALID_ARGUMENT;
-  *capability = ra::c_abi::to_c(p->capability());
+  *capability = to_c(p->capability());
   return RIG_OK;
 }
 
