@@ -70,9 +70,15 @@ bool Handles::remove(const void* p, HandleKind k) {
 }
 
 bool Handles::live(const void* p, HandleKind k) {
+  std::shared_lock lock(mutex());
+  return live_locked(p, k);
+}
+
+std::shared_mutex& Handles::mutex() { return registry().mu; }
+
+bool Handles::live_locked(const void* p, HandleKind k) {
   if (p == nullptr) return false;
-  Registry& r = registry();
-  std::shared_lock lock(r.mu);
+  const Registry& r = registry();
   auto it = r.live.find(p);
   return it != r.live.end() && it->second == k;
 }
@@ -95,9 +101,7 @@ Job* job_of(const rig_job* j) {
   return Handles::live(j, HandleKind::kJob) ? j->job.get() : nullptr;
 }
 
-Link* link_of(const rig_link* l) {
-  return Handles::live(l, HandleKind::kLink) ? reinterpret_cast<Link*>(const_cast<rig_link*>(l)) : nullptr;
-}
+Link* link_of_locked(const rig_link* l) { return reinterpret_cast<Link*>(const_cast<rig_link*>(l)); }
 
 Proxy* proxy_of(const rig_proxy* d) {
   return Handles::live(d, HandleKind::kProxy) ? Proxy::from_c(const_cast<rig_proxy*>(d)) : nullptr;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string_view>
 
 #include "rig/remote.h"
@@ -36,14 +38,27 @@ class Handles {
   static bool remove(const void* p, HandleKind k);
   /// Whether `p` is live of kind `k` (false for null).
   static bool live(const void* p, HandleKind k);
+  /// Runs f() (which must not block) if `p` is live of kind `k`, holding the table's shared
+  /// lock throughout, so that what `p` names cannot end meanwhile: a link ends on the reaper
+  /// thread, which forgets it under the exclusive lock first. f()'s result, else `otherwise`.
+  template <class F>
+  static int while_live(const void* p, HandleKind k, int otherwise, F&& f) {
+    std::shared_lock lock(mutex());
+    return live_locked(p, k) ? f() : otherwise;
+  }
+
+ private:
+  static std::shared_mutex& mutex();
+  static bool live_locked(const void* p, HandleKind k);
 };
 
 /// Copies `s` into `t` as rig_text says (t may be null). Never throws.
 void put_text(rig_text* t, std::string_view s) noexcept;
 
-/// The typed views of the handles, checked: null if the handle is not live.
+/// The typed views of the handles, checked: null if the handle is not live. A link's view is had
+/// only inside Handles::while_live (link_of_locked), since a link may end on the reaper thread.
 Job* job_of(const rig_job* j);
-Link* link_of(const rig_link* l);
+Link* link_of_locked(const rig_link* l);
 Proxy* proxy_of(const rig_proxy* d);
 
 /// Runs f(), which returns a rig_result, and turns what it throws into the ABI's results: a

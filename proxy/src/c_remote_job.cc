@@ -128,44 +128,46 @@ void rig_job_release(rig_job* job) {
   delete job;
 }
 
+// The link functions run inside Handles::while_live: a link may end on the reaper thread.
 int rig_link_account_count(const rig_link* link, uint32_t* count) {
-  const ra::Link* l = link_of(link);
-  if (l == nullptr) return RIG_BAD_HANDLE;
-  if (count != nullptr) *count = static_cast<uint32_t>(l->accounts().size());
-  return RIG_OK;
+  return Handles::while_live(link, HandleKind::kLink, RIG_BAD_HANDLE, [&] {
+    if (count != nullptr) *count = static_cast<uint32_t>(link_of_locked(link)->accounts().size());
+    return RIG_OK;
+  });
 }
 
 int rig_link_account(const rig_link* link, uint32_t index, rig_account* account) {
-  const ra::Link* l = link_of(link);
-  if (l == nullptr) return RIG_BAD_HANDLE;
-  if (account == nullptr || index >= l->accounts().size()) return RIG_INVALID_ARGUMENT;
-  const ra::Account& a = l->accounts()[index];
-  rig_account full{};
-  full.size = account->size;
-  full.id = a.id;
-  full.kind = static_cast<uint32_t>(a.kind);
-  full.budget = a.budget;
-  full.cache_bytes = a.cache_bytes;
-  full.reaches = a.reaches;
-  std::memcpy(full.name, a.name.data(), std::min(a.name.size(), sizeof full.name - 1));
-  std::memcpy(full.arch, a.arch.data(), std::min(a.arch.size(), sizeof full.arch - 1));
-  std::memcpy(account, &full, std::min(account->size, sizeof full));
-  return RIG_OK;
+  return Handles::while_live(link, HandleKind::kLink, RIG_BAD_HANDLE, [&] {
+    const ra::Link* l = link_of_locked(link);
+    if (account == nullptr || index >= l->accounts().size()) return RIG_INVALID_ARGUMENT;
+    const ra::Account& a = l->accounts()[index];
+    rig_account full{};
+    full.size = account->size;
+    full.id = a.id;
+    full.kind = static_cast<uint32_t>(a.kind);
+    full.budget = a.budget;
+    full.cache_bytes = a.cache_bytes;
+    full.reaches = a.reaches;
+    std::memcpy(full.name, a.name.data(), std::min(a.name.size(), sizeof full.name - 1));
+    std::memcpy(full.arch, a.arch.data(), std::min(a.arch.size(), sizeof full.arch - 1));
+    std::memcpy(account, &full, std::min(account->size, sizeof full));
+    return RIG_OK;
+  });
 }
 
 int rig_link_fresh(rig_link* link, uint64_t* id) {
-  ra::Link* l = link_of(link);
-  if (l == nullptr) return RIG_BAD_HANDLE;
-  if (id != nullptr) *id = l->fresh();
-  return RIG_OK;
+  return Handles::while_live(link, HandleKind::kLink, RIG_BAD_HANDLE, [&] {
+    if (id != nullptr) *id = link_of_locked(link)->fresh();
+    return RIG_OK;
+  });
 }
 
 int rig_link_endpoint(const rig_link* link, rig_text* endpoint, rig_text* address) {
-  const ra::Link* l = link_of(link);
-  if (l == nullptr) return RIG_BAD_HANDLE;
-  put_text(endpoint, l->endpoint());
-  put_text(address, l->address());
-  return RIG_OK;
+  return Handles::while_live(link, HandleKind::kLink, RIG_BAD_HANDLE, [&] {
+    put_text(endpoint, link_of_locked(link)->endpoint());
+    put_text(address, link_of_locked(link)->address());
+    return RIG_OK;
+  });
 }
 
 }  // extern "C"

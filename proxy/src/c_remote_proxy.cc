@@ -60,14 +60,23 @@ extern "C" {
 int rig_device_make(const rig_device* d, uint64_t* word, rig_proxy** proxy, rig_text* why) {
   if (d == nullptr || proxy == nullptr) return invalid(why, "make: the device and proxy must not be NULL");
   if (d->size < sizeof(rig_device)) return invalid(why, "make: rig_device's size is not set");
-  ra::Link* link = link_of(d->link);
-  if (link == nullptr) return bad_handle(why, "make: not a live link");
+  // Made while the link is held live (a link may end on the reaper thread); recorded after,
+  // when the proxy's own reference to the job keeps the link.
+  std::unique_ptr<ra::Proxy> made;
+  const int rc = Handles::while_live(d->link, HandleKind::kLink, -1, [&] {
+    return guarded(why, [&] {
+      ra::Link& link = *link_of_locked(d->link);
+      const ra::Account* account = link.account(d->account);
+      if (account == nullptr) {
+        throw std::invalid_argument("make: the link's agent opened no device " + std::to_string(d->account));
+      }
+      made = ra::device(link, *account, from_c(d->capability)).make(word);
+      return RIG_OK;
+    });
+  });
+  if (rc == -1) return bad_handle(why, "make: not a live link");
+  if (rc != RIG_OK) return rc;
   return guarded(why, [&] {
-    const ra::Account* account = link->account(d->account);
-    if (account == nullptr) {
-      throw std::invalid_argument("make: the link's agent opened no device " + std::to_string(d->account));
-    }
-    std::unique_ptr<ra::Proxy> made = ra::device(*link, *account, from_c(d->capability)).make(word);
     Handles::add(made.get(), HandleKind::kProxy);  // on a throw, made unregisters as it goes
     *proxy = made.release()->c_handle();
     return RIG_OK;

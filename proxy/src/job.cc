@@ -11,15 +11,24 @@ namespace rig::remote {
 namespace {
 // Link tags are unique among the links alive in this process, so that an id names the link
 // that made it, also across jobs (room refuses memory of another link from the id alone).
-std::mutex g_tags_mu;
-std::vector<bool> g_tags_used(1u << 16, false);
+struct LinkTags {
+  std::mutex mu;
+  std::vector<bool> used = std::vector<bool>(1u << 16, false);
+};
+// Never destroyed: a job may end on the C ABI's reaper thread while the process exits, and its
+// links give their tags back then (static destruction would race with that).
+LinkTags& link_tags() {
+  static auto* tags = new LinkTags;
+  return *tags;
+}
 }  // namespace
 
 std::uint16_t take_link_tag() {
-  std::lock_guard lock(g_tags_mu);
-  for (std::uint32_t t = 1; t < g_tags_used.size(); ++t) {
-    if (!g_tags_used[t]) {
-      g_tags_used[t] = true;
+  LinkTags& tags = link_tags();
+  std::lock_guard lock(tags.mu);
+  for (std::uint32_t t = 1; t < tags.used.size(); ++t) {
+    if (!tags.used[t]) {
+      tags.used[t] = true;
       return static_cast<std::uint16_t>(t);
     }
   }
@@ -27,8 +36,9 @@ std::uint16_t take_link_tag() {
 }
 
 void give_link_tag(std::uint16_t tag) {
-  std::lock_guard lock(g_tags_mu);
-  g_tags_used[tag] = false;
+  LinkTags& tags = link_tags();
+  std::lock_guard lock(tags.mu);
+  tags.used[tag] = false;
 }
 
 std::shared_ptr<Job> Job::create() { return std::shared_ptr<Job>(new Job()); }
