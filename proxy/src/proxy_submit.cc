@@ -16,6 +16,7 @@
 #include "rig/remote/proxy.h"
 #include "rig/wire/codec.h"
 #include "submission.h"
+#include "test_hook.h"
 
 namespace rig::remote {
 namespace {
@@ -108,6 +109,7 @@ bool Proxy::wait_word(const std::uint64_t* word, std::uint64_t value, ProxySlot*
     // acquire: pairs with the release store of whoever advances that word.
     if (ref.load(std::memory_order_acquire) >= value) return true;
     if (job_->over()) return false;
+    test_hook::at(test_hook::Point::kSubmitWaitsHere, account_.id);
     if (same_link != nullptr) {
       same_link->events.wait(events, 50'000'000);
     } else if (++spins < 64) {

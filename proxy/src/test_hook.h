@@ -30,6 +30,10 @@ enum class Point {
   // agent's side closed or reset the connection it then waits for the agent's reason
   // (tests/proxy/hostile_agent_test.cc, the broken-send tests).
   kSendFailed,
+  // submit is about to wait here for a word (a wait of its submission that stays here, or its
+  // proxy's last copy into this process's memory), having sent nothing of its handover yet:
+  // called on each turn of that wait (tests/proxy/submit_test.cc).
+  kSubmitWaitsHere,
 };
 
 using Fn = void (*)(Point point, std::uint32_t device);
@@ -46,5 +50,13 @@ inline void set(Fn fn) { detail::hook.store(fn, std::memory_order_release); }
 inline void at(Point point, std::uint32_t device) {
   if (const Fn fn = detail::hook.load(std::memory_order_acquire)) fn(point, device);
 }
+
+// Installs `fn` for a scope.
+struct Scoped {
+  explicit Scoped(Fn fn) { set(fn); }
+  ~Scoped() { set(nullptr); }
+  Scoped(const Scoped&) = delete;
+  Scoped& operator=(const Scoped&) = delete;
+};
 
 }  // namespace rig::remote::test_hook

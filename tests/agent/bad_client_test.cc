@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "process_facts.h"
 #include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
@@ -94,8 +95,13 @@ TEST(AgentSilence, AnIdleJobWhoseClientPingsStaysAndASilentOneIsEnded) {
   auto job = remote::Job::create();
   remote::LinkOptions options;
   options.keepalive_ms = 100;  // it pings an agent silent for 100 ms, which echoes
-  job->connect(agent.endpoint(), options);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // idle, well past the bound
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  // Idle, well past the bound: while the agent echoes 10 pings of one per 100 ms of its silence
+  // (the echoes counted, not the time slept).
+  const std::uint64_t echoed = link.counters().messages_received;
+  EXPECT_GE(within(std::chrono::seconds(60), [&] {
+              return job->failed() || link.counters().messages_received >= echoed + 10;
+            }).count(), 0);
   EXPECT_FALSE(job->failed()) << job->fault_text();
   RawClient silent(agent.endpoint());
   silent.hello();  // then says nothing, and answers no ping (the agent sends none)

@@ -44,11 +44,7 @@ struct ReleaseAtEnd {
     if (!released) p.set_value();
   }
 };
-// Installs a test hook of the link for a scope.
-struct HookInstalled {
-  explicit HookInstalled(remote::test_hook::Fn fn) { remote::test_hook::set(fn); }
-  ~HookInstalled() { remote::test_hook::set(nullptr); }
-};
+using HookInstalled = remote::test_hook::Scoped;  // a test hook of the link for a scope
 
 std::string root_cause(Job& job) {
   for (int i = 0; i < 5000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -570,8 +566,11 @@ TEST(HostileAgent, AHungAgentIsFoundWithinTheSilenceBound) {
   Driven dev(link, 1);
   auto r = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
-  // An agent that answers keepalives stays: a second of idleness with pings every 50 ms.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // An agent that answers keepalives stays: idle while it echoes 20 pings of one every 50 ms,
+  // twice the silence bound and more (the echoes counted, not the time slept).
+  const std::uint64_t echoed = link.counters().messages_received;
+  EXPECT_GE(within(std::chrono::seconds(60), [&] { return link.counters().messages_received >= echoed + 20; }).count(), 0)
+      << "the agent echoed " << link.counters().messages_received - echoed << " pings";
   EXPECT_FALSE(job->failed()) << job->fault_text();
   agent.signal(SIGSTOP);  // hung: its kernel still acknowledges, it answers nothing
   const auto t0 = std::chrono::steady_clock::now();
@@ -659,8 +658,11 @@ TEST(Keepalive, PingsUnderShortWritesLeaveOnlyWholeFramesOnTheStream) {
   auto region = dev->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(region);
   // Idle: the agent answers nothing unasked, so the link pings it every 20 ms. A ping cut short
-  // would leave the agent a garbled frame, and it would fail the job.
-  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  // would leave the agent a garbled frame, and it would fail the job: wait for 20 echoes.
+  const std::uint64_t echoed = link.counters().messages_received;
+  EXPECT_GE(within(std::chrono::seconds(60), [&] {
+              return job->failed() || link.counters().messages_received >= echoed + 20;
+            }).count(), 0);
   ASSERT_FALSE(job->failed()) << job->fault_text();
   std::vector<std::byte> up(64, std::byte{5});
   Work w;

@@ -162,7 +162,8 @@ TEST(Stop, OnceTheWordHoldsTheLastValueNothingOfTheProxyWritesItAgain) {
     answer_next_request(fd);
     const std::uint64_t v = read_handover(fd);
     handed_on_f.wait();
-    // Late reports of the stopped proxy: bytes of its copy and its done.
+    // Late reports of the stopped proxy: bytes of its copy (which match no pending copy: the
+    // receiving thread fails the job for them) and its done.
     std::vector<std::byte> payload(64, std::byte{0x77});
     send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 64, 0}, payload);
     send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
@@ -174,7 +175,8 @@ TEST(Stop, OnceTheWordHoldsTheLastValueNothingOfTheProxyWritesItAgain) {
   auto p = stopped_after_one_value(link, &word);
   ASSERT_TRUE(p);
   handed_on.set_value(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  spin_until([&] { return job->failed(); });  // the receiving thread has handled the late bytes
+  EXPECT_TRUE(job->failed());
   EXPECT_EQ(std::atomic_ref<std::uint64_t>(word).load(std::memory_order_acquire), 0u);
   job->close();
 }

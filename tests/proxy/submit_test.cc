@@ -5,10 +5,24 @@
 #include <thread>
 
 #include "fixture.h"
+#include "process_facts.h"
 #include "rig/program/program.h"
+#include "test_hook.h"
 
 namespace rig::test {
 namespace {
+
+// How often a submit has reached its wait here (test_hook kSubmitWaitsHere). release in the
+// hook, acquire by the test: the submit has sent nothing of its handover when it counts.
+std::atomic<int> g_waits_here{0};
+void count_waits_here(remote::test_hook::Point p, std::uint32_t) {
+  if (p == remote::test_hook::Point::kSubmitWaitsHere) g_waits_here.fetch_add(1, std::memory_order_release);
+}
+// Returns once a submit waits here (within 30 s, else the test fails).
+void until_a_submit_waits_here() {
+  EXPECT_GE(within(std::chrono::seconds(30), [] { return g_waits_here.load(std::memory_order_acquire) > 0; }).count(), 0)
+      << "no submit reached its wait here";
+}
 
 class Submit : public AgentSuite {};
 
@@ -105,13 +119,15 @@ TEST_F(Submit, WaitsOnOtherWordsWaitHereBeforeSending) {
   std::atomic_ref<std::uint64_t>(local_word).store(0, std::memory_order_release);
   std::atomic<bool> returned{false};
   const std::uint64_t before = sent();
+  g_waits_here.store(0, std::memory_order_relaxed);
+  const remote::test_hook::Scoped hook(&count_waits_here);  // release: the store above comes first
   std::thread submitter([&] {
     Work w;
     w.wait(&local_word, 0, 3).between(*r, 0, *r, 0, 64);
     a.wait(a.run(w));
     returned.store(true, std::memory_order_release);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  until_a_submit_waits_here();  // in its wait: whatever it sends comes after this look
   EXPECT_FALSE(returned.load(std::memory_order_acquire));
   EXPECT_EQ(sent(), before) << "the handover left before its wait was reached";
   std::atomic_ref<std::uint64_t>(local_word).store(3, std::memory_order_release);
@@ -149,13 +165,15 @@ TEST_F(Submit, ACopyFromHereWaitsHereForTheWaitsOfTheLinksProxies) {
   std::vector<std::byte> src(4096, std::byte{1});
   std::atomic<bool> returned{false};
   const std::uint64_t before = sent();
+  g_waits_here.store(0, std::memory_order_relaxed);
+  const remote::test_hook::Scoped hook(&count_waits_here);  // release: the store above comes first
   std::thread submitter([&] {
     Work w;
     w.wait(b.word(), 2, 1).to_device(src.data(), *ra, 0, 4096);
     a.wait(a.run(w));
     returned.store(true, std::memory_order_release);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  until_a_submit_waits_here();  // in its wait: whatever it sends comes after this look
   EXPECT_FALSE(returned.load(std::memory_order_acquire));
   EXPECT_EQ(sent(), before) << "the copy's bytes left before the work it follows was done";
   Work go;
