@@ -5,7 +5,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent_process.h"
@@ -29,8 +28,8 @@ TEST(AgentLimits, AConnectionPastTheLimitIsRefusedWithTheReasonAndTheAgentGoesOn
 
 TEST(AgentLimits, ConnectionsThatNeverFinishTheirHandshakeHoldOnlyTheirOwnPlaces) {
   AgentProcess agent({"--max-handshakes", "2"});
-  RawClient a(agent.endpoint()), b(agent.endpoint());  // connect, say nothing
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // (no state to wait on: idle peers)
+  // Connect, say nothing. The agent accepts in the order of connecting: a and b take the places.
+  RawClient a(agent.endpoint()), b(agent.endpoint());
   RawClient third(agent.endpoint());
   EXPECT_NE(third.failure_text().find("limit of 2 connections in their handshake"), std::string::npos);
   a.hello();  // one finishes its handshake: its place is free again
@@ -93,7 +92,10 @@ TEST(AgentLimits, ExhaustedDescriptorsPassAndTheAgentServesAgainOnceTheyAreBack)
   AgentProcess agent({"--max-connections", "200", "--max-handshakes", "200"}, false, {"prlimit", "--nofile=40"});
   std::vector<std::unique_ptr<RawClient>> flood;
   for (int i = 0; i < 60; ++i) flood.push_back(std::make_unique<RawClient>(agent.endpoint()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the agent meets EMFILE meanwhile
+  // Once it holds all 40 with connections still queued, its next accept meets EMFILE (held_by
+  // throws if that ended the agent).
+  EXPECT_GE(within(std::chrono::seconds(10), [&] { return held_by(agent.pid()).fds >= 40; }).count(), 0)
+      << "the agent never held all 40 of its descriptors";
   EXPECT_TRUE(agent.alive());
   flood.clear();
   EXPECT_EQ(connects_within(agent.endpoint()), "");
