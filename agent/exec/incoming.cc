@@ -5,6 +5,7 @@
 
 #include "exec/stream_range.h"
 #include "rig/engine/packed_rows.h"
+#include "rig/engine/tcp.h"
 
 namespace rig::agent {
 
@@ -142,8 +143,9 @@ bool Incoming::receive_striped(const wire::FrameHeader& fh, const Expected& next
 }
 
 std::string Incoming::lost(int rc) const {
-  if (rc == -ETIMEDOUT) return "the client sent nothing for " + std::to_string(silence_ms_) + " ms inside a handover's bytes";
-  return "connection lost in a handover's bytes";
+  if (rc != -ETIMEDOUT) return "connection lost in a handover's bytes";
+  if (engine::tcp_gave_up(reader_.fd())) return engine::kTcpGaveUp;  // the kernel's, no silence
+  return "the client sent nothing for " + std::to_string(silence_ms_) + " ms inside a handover's bytes";
 }
 
 bool Incoming::Expected::continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,

@@ -15,6 +15,7 @@
 #include "job/handshake.h"
 #include "process/status.h"
 #include "rig/engine/iov_cursor.h"
+#include "rig/engine/tcp.h"
 #include "rig/wire/codec.h"
 
 namespace rig::agent {
@@ -168,7 +169,8 @@ bool Session::serve(std::string& why) {
       return true;
     }
     if (rc < 0) {
-      if (rc == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
+      if (rc == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) why = engine::kTcpGaveUp;
+      else if (rc == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
       else if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
       else why = "protocol violation: " + why;
       return false;

@@ -8,6 +8,7 @@
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/syscall_count.h"
+#include "rig/engine/tcp.h"
 
 namespace rig::engine {
 
@@ -24,11 +25,16 @@ int PlainSocket::send_all(std::span<const iovec> iov) {
 namespace {
 // A blocking receive with SO_RCVTIMEO set says EAGAIN once the bound passed with no byte.
 long timed_out_is(long rc) { return rc == -EAGAIN || rc == -EWOULDBLOCK ? -ETIMEDOUT : rc; }
+
+void set_recv_timeout(int fd, int ms) {
+  const timeval tv{ms / 1000, (ms % 1000) * 1000};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
 }  // namespace
 
 void PlainSocket::set_recv_silence_ms(int ms) {
-  const timeval tv{ms / 1000, (ms % 1000) * 1000};
-  ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  recv_silence_ms_ = ms;
+  set_recv_timeout(fd_, ms);
 }
 
 long send_now(int fd, std::span<const iovec> iov) {
@@ -64,12 +70,18 @@ long PlainSocket::recv_ready(void* buf, std::size_t n) {
 }
 
 int PlainSocket::recv_all(std::span<const iovec> iov) {
-  // Each call waits at most the silence bound for its first byte and returns what came by then
-  // (MSG_WAITALL ends early at the bound): the next call's wait starts anew.
+  // A call returns what came once the bound passed (MSG_WAITALL ends early): the next one waits
+  // only for what is left of the bound since the last byte (next_receive_wait_ms).
+  int wait_ms = recv_silence_ms_;
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
+    if (wait_ms < 0) return -ETIMEDOUT;
+    if (wait_ms != recv_silence_ms_) set_recv_timeout(fd_, wait_ms);
     count_syscall();
     const ssize_t n = ::recvmsg(fd_, &msg, MSG_WAITALL);
-    return n < 0 ? timed_out_is(-errno) : n;
+    const long got = n < 0 ? timed_out_is(-errno) : n;
+    if (wait_ms != recv_silence_ms_) set_recv_timeout(fd_, recv_silence_ms_);
+    wait_ms = next_receive_wait_ms(fd_, recv_silence_ms_, got, iov_bytes({msg.msg_iov, msg.msg_iovlen}));
+    return got;
   });
 }
 

@@ -43,6 +43,23 @@ void set_job_options(int fd) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
 }
 
+int next_receive_wait_ms(int fd, int bound_ms, long got, std::size_t wanted) {
+  if (bound_ms <= 0) return 0;
+  if (got <= 0 || static_cast<std::size_t>(got) >= wanted) return bound_ms;
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  // Not TCP (a test's socket pair): the whole bound again, as each receive had before.
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return bound_ms;
+  const std::int64_t silent_ms = info.tcpi_last_data_recv;
+  return silent_ms >= bound_ms ? -1 : static_cast<int>(std::max<std::int64_t>(bound_ms - silent_ms, 1));
+}
+
+bool tcp_gave_up(int fd) {
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && info.tcpi_state == TCP_CLOSE;
+}
+
 void set_send_silence_ms(int fd, int ms) {
   const int user = ms > 0 ? ms : kUserTimeoutMs;
   ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);

@@ -15,6 +15,7 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
 #include "rig/engine/syscall_count.h"
+#include "rig/engine/tcp.h"
 #include "uring_ring.h"
 
 namespace rig::engine {
@@ -213,11 +214,15 @@ long UringSocket::recv_some(void* buf, std::size_t n) {
 }
 
 int UringSocket::recv_all(std::span<const iovec> iov) {
+  int wait_ms = recv_silence_ms_;  // the next receive's bound (next_receive_wait_ms)
   return transfer_all(iov, -ECONNRESET, [&](msghdr& msg) -> long {
+    if (wait_ms < 0) return -ETIMEDOUT;
     // MSG_WAITALL: a receive the silence bound cancels reports what it took by then (or
     // -ECANCELED when nothing came, which run_within turns into -ETIMEDOUT).
-    return thread_ring().run_within(
-        [&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); }, recv_silence_ms_);
+    const int got = thread_ring().run_within(
+        [&](io_uring_sqe* sqe) { io_uring_prep_recvmsg(sqe, fd_, &msg, MSG_WAITALL); }, wait_ms);
+    wait_ms = next_receive_wait_ms(fd_, recv_silence_ms_, got, iov_bytes({msg.msg_iov, msg.msg_iovlen}));
+    return got;
   });
 }
 

@@ -169,9 +169,10 @@ class LinkCore final : public Link {
   std::unique_ptr<engine::Socket> make_socket(int fd, const LinkOptions& options);
   void join_stripes(const engine::Address& reached, const wire::StripeGrant& grant,
                     const std::array<std::uint8_t, 32>& key, int wanted, const LinkOptions& options, int job_fd);
-  // The reason a read of the agent's stream failed with `rc` (< 0): the idle watch's silence
-  // (-ETIMEDOUT), or the connection lost, with errno's text.
-  std::string read_failure(int rc) const;
+  // The reason a read of the agent's stream failed with `rc` (< 0): on -ETIMEDOUT the idle
+  // watch's silence, TCP's giving up (engine::tcp_gave_up), or the silence bound `inside` a
+  // frame or payload; else the connection lost, with errno's text.
+  std::string read_failure(int rc, const char* inside = "inside a frame") const;
   void end_receiver();
   int on_idle(std::int64_t silent_ms);
   /// Sends a small control frame (a ping, a close) through the socket backend if the send turn

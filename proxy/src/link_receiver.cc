@@ -10,9 +10,11 @@
 #include "rig/remote/job.h"
 #include "link_core.h"
 #include "test_hook.h"
+#include "rig/engine/connection.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/engine/stripe_set.h"
+#include "rig/engine/tcp.h"
 #include "rig/wire/codec.h"
 
 namespace rig::remote {
@@ -127,12 +129,12 @@ void LinkCore::receive_loop() {
   end_receiver();
 }
 
-std::string LinkCore::read_failure(int rc) const {
-  if (rc == -ETIMEDOUT) {
-    return !idle_why_.empty() ? idle_why_
-                              : "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a frame";
-  }
-  return std::string("connection lost: ") + std::strerror(-rc);
+std::string LinkCore::read_failure(int rc, const char* inside) const {
+  if (rc != -ETIMEDOUT) return std::string("connection lost: ") + std::strerror(-rc);
+  if (!idle_why_.empty()) return idle_why_;  // the idle watch's bound, between frames
+  // The kernel's ETIMEDOUT (keepalive probes or data unanswered) is no silence of the agent's.
+  if (engine::tcp_gave_up(connection_->socket().fd())) return engine::kTcpGaveUp;
+  return "the agent sent nothing for " + std::to_string(silence_ms_) + " ms " + inside;
 }
 
 void LinkCore::end_receiver() {
@@ -245,8 +247,7 @@ bool LinkCore::on_bytes(const wire::Bytes& b, std::string& why) {
   row_iov_.clear();
   engine::append_rows(row_iov_, c->base, c->row_bytes, c->pitch, b.offset, b.length);
   if (const int rc = reader_->payload(row_iov_); rc != 0) {
-    why = rc == -ETIMEDOUT ? "the agent sent nothing for " + std::to_string(silence_ms_) + " ms inside a bytes payload"
-                           : std::string("connection lost while receiving bytes: ") + std::strerror(-rc);
+    why = read_failure(rc, "inside a bytes payload");
     return false;
   }
   landed(*slot(b.device), *c, b.length);

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,44 @@ TEST_P(SocketTest, AReceiveThatSeesNoByteForTheSilenceBoundReturnsTimedOut) {
   EXPECT_EQ(p.b->recv_some(&c, 1), -ETIMEDOUT);
   // Bounded: far below the 10 s a hung receive would be cut at by this test's own limit.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// The peer sends a quarter of what the receiver waits for, then a second quarter `later`, then
+// nothing: how long the receive took to fail, from that last byte.
+std::chrono::steady_clock::duration silent_after_last_byte(Pair& p, int bound_ms, std::chrono::milliseconds later) {
+  p.b->set_recv_silence_ms(bound_ms);
+  const auto data = pattern(2000, 3);
+  std::vector<char> in(4000);
+  std::chrono::steady_clock::time_point last;
+  std::thread peer([&] {
+    for (int k = 0; k < 2; ++k) {
+      if (k == 1) std::this_thread::sleep_for(later);
+      const iovec out{const_cast<char*>(data.data() + k * 1000), 1000};
+      EXPECT_EQ(p.a->send_all({&out, 1}), 0);
+      last = std::chrono::steady_clock::now();
+    }
+  });
+  const iovec iov{in.data(), in.size()};
+  const int rc = p.b->recv_all({&iov, 1});
+  const auto failed = std::chrono::steady_clock::now();
+  peer.join();
+  EXPECT_EQ(rc, -ETIMEDOUT);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), in.begin())) << "the half that came did not land";
+  return failed - last;
+}
+
+TEST_P(SocketTest, AReceiveCutShortCountsItsSilenceFromTheLastByteThatCameNotFromItsStart) {
+  // A transfer whose every receive waits the whole bound from its own start (the one the bound
+  // cut short, then the next) fails two bounds after the start at the earliest: 2 bounds after
+  // bytes that came at once, 1.5 after bytes that came half a bound in. TCP_INFO counts in the
+  // kernel's ticks (a few milliseconds).
+  constexpr int kBoundMs = 2000;
+  for (const int later_ms : {0, kBoundMs / 2}) {
+    Pair p = connected(GetParam());
+    const auto silent = silent_after_last_byte(p, kBoundMs, std::chrono::milliseconds(later_ms));
+    EXPECT_GE(silent, std::chrono::milliseconds(kBoundMs - 20)) << "cut before the bound; later " << later_ms;
+    EXPECT_LT(silent, std::chrono::milliseconds(2 * kBoundMs - later_ms)) << "the bound restarted; later " << later_ms;
+  }
 }
 
 TEST_P(SocketTest, EachReceiveHasTheWholeSilenceBoundFromItsOwnStart) {

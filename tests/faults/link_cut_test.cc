@@ -12,6 +12,7 @@
 #include "guarded_buffer.h"
 #include "in_namespace.h"
 #include "process_facts.h"
+#include "rig/engine/tcp.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 
@@ -34,6 +35,24 @@ TEST_F(LinkCut, AnIdleJobFailsWithinTheSilenceBoundAndTheAgentServesTheNextJob) 
   const milliseconds took = within(kJobBound, [&] { return job->failed(); });
   EXPECT_GE(took.count(), 0) << "an idle job on a cut link was not failed within " << kJobBound.count() << " ms";
   EXPECT_NE(job->fault_text().find("sent nothing"), std::string::npos) << job->fault_text();
+  net_->mend();
+  EXPECT_EQ(connects_within(agent_->endpoint()), "") << "the agent still holds the cut job (--max-jobs 1)";
+}
+
+TEST_F(LinkCut, AnIdleJobWhosePacketsVanishSaysTcpGaveUpNotThatTheAgentWasSilent) {
+  start_agent();
+  remote::LinkOptions o = options();
+  o.keepalive_ms = 0;  // no pings, and no silence bound: only TCP finds the cut
+  o.silence_ms = 0;
+  auto job = remote::Job::create();
+  Driven dev(job->connect(agent_->endpoint(), o), 1);
+  ASSERT_TRUE(dev->alloc(edge::Memory::kDevice, 4096));
+  net_->cut_replies();
+  // Its keepalive probes go unanswered: it gives up kUserTimeoutMs after the last byte came.
+  const milliseconds bound{engine::kUserTimeoutMs + kSlackMs};
+  const milliseconds took = within(bound, [&] { return job->failed(); });
+  EXPECT_GE(took.count(), 0) << "an idle job on a cut link was not failed within " << bound.count() << " ms";
+  EXPECT_NE(job->fault_text().find("TCP gave up on the connection"), std::string::npos) << job->fault_text();
   net_->mend();
   EXPECT_EQ(connects_within(agent_->endpoint()), "") << "the agent still holds the cut job (--max-jobs 1)";
 }

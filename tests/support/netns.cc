@@ -82,6 +82,10 @@ std::uint64_t NetnsPair::bytes_in() const {
 
 void NetnsPair::cut() { qdisc_both("pfifo limit 0"); }
 
+void NetnsPair::cut_replies() {
+  run("ip netns exec " + name_ + " tc qdisc replace dev " + inside_dev_ + " root pfifo limit 0");
+}
+
 void NetnsPair::slow(int mbit) {
   qdisc_both("tbf rate " + std::to_string(mbit) + "mbit burst 64kb latency 100ms");
 }

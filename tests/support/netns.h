@@ -32,6 +32,11 @@ class NetnsPair {
 
   // Drops every packet both ways (a pfifo qdisc of length 0 on both ends: netem is not needed).
   void cut();
+  // Drops every packet the namespace sends (a pfifo of length 0 on its end only): this side's
+  // packets arrive and go unanswered, as on a path that loses them. (A drop by this side's own
+  // qdisc, as cut() makes, is local congestion to this side's TCP, whose keepalive then probes
+  // on and never gives up.)
+  void cut_replies();
   // Removes what cut() or slow() installed: packets pass again at full speed.
   void mend();
   // Both ways at `mbit` Mbit/s (a token bucket), so a transfer is in flight long enough for a

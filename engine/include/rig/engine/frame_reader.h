@@ -115,6 +115,8 @@ class FrameReader {
   }
   // Whether the reader gathers now (the socket's low-water mark is set).
   bool gathering() const { return gathering_; }
+  // The socket it reads (a failure's reason asks it whether TCP gave up: tcp_gave_up).
+  int fd() const { return socket_.fd(); }
 
  private:
   // Reads until at_least bytes are buffered. frame_start: the bytes are a frame's header, none

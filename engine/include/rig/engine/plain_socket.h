@@ -42,6 +42,7 @@ class PlainSocket final : public Socket {
 
  private:
   int fd_;
+  int recv_silence_ms_ = 0;  // set before use; read by the receiving thread only
 };
 
 }  // namespace rig::engine

@@ -53,6 +53,21 @@ void set_job_options(int fd);
 // zero-copy send's notification comes) and every blocked call returns (TCP_USER_TIMEOUT).
 // ms <= 0: kUserTimeoutMs.
 void set_send_silence_ms(int fd, int ms);
+// The wait for its first byte that the next receive of a transfer may take, after one that got
+// `got` (a count or -errno) of `wanted` bytes under a silence bound of bound_ms: the whole bound
+// unless that receive was cut short (the bound ended it, or a signal), and then what is left of
+// the bound counted from the last byte that came (TCP_INFO's tcpi_last_data_recv), at least
+// 1 ms, or -1 once the peer has been silent for all of it. So a peer that stops inside a large
+// payload is found within the bound of its last byte, not of the receive's start (which could
+// double it). bound_ms <= 0: 0 (no bound).
+int next_receive_wait_ms(int fd, int bound_ms, long got, std::size_t wanted);
+// Whether TCP itself gave up on the connection (its keepalive probes or its data went
+// unacknowledged: the kernel's ETIMEDOUT, not a silence bound's): the connection is closed then.
+bool tcp_gave_up(int fd);
+// What a failure says when tcp_gave_up.
+inline constexpr const char* kTcpGaveUp =
+    "TCP gave up on the connection: its keepalive probes or data went unacknowledged (packets vanish on the way, "
+    "or the peer's machine is gone)";
 // Whether the connected socket's peer is this machine's loopback (127.0.0.0/8, ::1, or a
 // v4-mapped 127.x): the defaults
 // of SEND_ZC and striping differ there (the kernel copies anyway; one core carries both ends).
