@@ -17,9 +17,9 @@
 
 #include "devices/gpu_devices.h"
 #include "process/config.h"
-#include "process/environment.h"
 #include "process/notify.h"
 #include "process/server.h"
+#include "rig/engine/env_settings.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/messages.h"
@@ -206,11 +206,24 @@ void apply(Options& o) {
   if (o.send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(o.send_zc_bytes));
 }
 
+// The RIG_* variables, read before anything else (AgentConfig's defaults read them): a bad one
+// refuses the start, saying so.
+bool environment_taken() {
+  try {
+    (void)rig::engine::env_settings();
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << "rig-agent: " << e.what() << "\n";
+    return false;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const sigset_t signals = stop_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  if (!environment_taken()) return 1;
   CLI::App app{"rig-agent: serves this machine's devices to rig-remote jobs over TCP"};
   Options o;
   // Still one thread: the only time the environment may change safely.
@@ -222,7 +235,6 @@ int main(int argc, char** argv) {
   rig::agent::AgentConfig& config = o.config;
 
   try {
-    rig::agent::check_environment();
     const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
     const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
     config.secrets = rig::agent::load_secrets(config);

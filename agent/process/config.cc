@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "rig/engine/env_settings.h"
 #include "rig/wire/auth.h"
 
 namespace rig::agent {
@@ -52,8 +53,8 @@ std::string describe(const AgentConfig& c) {
     if (!c.secret_files.empty()) {
       for (std::size_t i = 0; i < c.secret_files.size(); ++i) secret += (i > 0 ? "," : "") + c.secret_files[i];
     } else {
-      const char* file = std::getenv("RIG_SECRET_FILE");
-      secret += file != nullptr && *file != 0 ? std::string("RIG_SECRET_FILE=") + file : std::string("RIG_SECRET");
+      const char* file = engine::env_text("RIG_SECRET_FILE");
+      secret += file != nullptr ? std::string("RIG_SECRET_FILE=") + file : std::string("RIG_SECRET");
     }
   }
   return "devices=" + std::to_string(c.devices) + " device_budget=" + std::to_string(c.device_budget) +

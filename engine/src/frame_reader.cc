@@ -7,7 +7,7 @@
 #include <cstring>
 #include <new>
 
-#include "env_number.h"
+#include "rig/engine/env_settings.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
 #include "rig/wire/codec.h"
@@ -167,8 +167,7 @@ int FrameReader::stop_gathering() {
 }
 
 int default_poll_us() {
-  static const int us = static_cast<int>(env_number("RIG_POLL_US", 1'000'000).value_or(0));
-  return us;
+  return env_settings().poll_us;
 }
 
 int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_message) {

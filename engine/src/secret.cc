@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "rig/engine/env_settings.h"
 #include "rig/wire/auth.h"
 
 namespace rig::engine {
@@ -98,10 +99,8 @@ Secret read_secret_file(const std::string& path) {
 }
 
 std::optional<Secret> secret_from_env() {
-  if (const char* file = std::getenv("RIG_SECRET_FILE"); file != nullptr && *file != 0) {
-    return read_secret_file(file);
-  }
-  if (const char* text = std::getenv("RIG_SECRET"); text != nullptr && *text != 0) {
+  if (const char* file = env_text("RIG_SECRET_FILE")) return read_secret_file(file);
+  if (const char* text = env_text("RIG_SECRET")) {
     return secret_from_bytes(SecretBuffer(text, text + std::strlen(text)), "RIG_SECRET");
   }
   return std::nullopt;

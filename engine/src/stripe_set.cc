@@ -17,7 +17,7 @@
 #include "rig/engine/syscall_count.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
-#include "env_number.h"
+#include "rig/engine/env_settings.h"
 #include "uring_ring.h"
 
 namespace rig::engine {
@@ -45,8 +45,7 @@ struct Leg {
 }  // namespace
 
 std::size_t default_stripe_window_bytes() {
-  static const std::size_t bytes = env_number("RIG_STRIPE_WINDOW_BYTES", SIZE_MAX).value_or(0);
-  return bytes;
+  return env_settings().stripe_window_bytes;
 }
 
 void StripeSet::add(std::unique_ptr<Socket> socket) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 
+#include "rig/engine/env_settings.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/syscall_count.h"
 #include "spin.h"
@@ -57,10 +58,7 @@ int online_cpus() {
 
 bool sq_polling() {
   static const bool on = [] {
-    if (const char* env = std::getenv("RIG_SQPOLL"); env != nullptr && *env != '\0') {
-      return std::string_view(env) == "1" || std::string_view(env) == "on";
-    }
-    return online_cpus() >= kSqPollMinCpus;
+    return env_settings().sq_polling.value_or(online_cpus() >= kSqPollMinCpus);
   }();
   return on;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "rig/engine/counters.h"
+#include "rig/engine/env_settings.h"
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/plain_socket.h"
 #include "rig/engine/syscall_count.h"
@@ -40,10 +41,7 @@ bool uring_available() {
 }
 
 Backend default_backend() {
-  if (const char* env = std::getenv("RIG_SOCKET_BACKEND")) {
-    if (std::string_view(env) == "plain") return Backend::kPlain;
-    if (std::string_view(env) == "uring") return Backend::kUring;
-  }
+  if (const auto backend = env_settings().backend) return *backend;
   return uring_available() ? Backend::kUring : Backend::kPlain;
 }
 

@@ -5,6 +5,7 @@
 
 #include "link_core.h"
 #include "rig/edge.hpp"
+#include "rig/engine/env_settings.h"
 
 namespace rig::remote {
 
@@ -55,6 +56,9 @@ Link& Job::connect(const std::string& endpoint, const LinkOptions& options) {
 Link& LinkCore::connect(Job& job, const std::string& endpoint, const LinkOptions& options,
                         std::shared_ptr<const engine::Faults> faults) {
   job.check();
+  // The RIG_* variables before anything else: a bad one fails the connect naming it
+  // (std::invalid_argument), and no thread of the link finds it later.
+  (void)engine::env_settings();
   // Connects and does the handshake outside the lock (it may take a while).
   auto link = std::make_unique<LinkCore>(job, endpoint, options, std::move(faults));
   std::lock_guard lock(job.links_mu_);

@@ -17,6 +17,7 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/edge.hpp"
 #include "rig/engine/connection.h"
+#include "rig/engine/env_settings.h"
 #include "rig/engine/faulty_socket.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/futex.h"
@@ -34,11 +35,7 @@ namespace {
 int wanted_stripes(const LinkOptions& options, int fd) {
   int n = options.stripes;
   if (n == LinkOptions::kAuto) {
-    if (const char* env = std::getenv("RIG_STRIPES"); env != nullptr && *env != 0) {
-      n = std::atoi(env);
-    } else {
-      n = engine::peer_is_loopback(fd) ? 0 : LinkOptions::kDefaultStripes;
-    }
+    n = engine::env_settings().stripes.value_or(engine::peer_is_loopback(fd) ? 0 : LinkOptions::kDefaultStripes);
   }
   return std::clamp(n, 0, static_cast<int>(wire::kMaxStripes));
 }

@@ -16,7 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "process/environment.h"
+#include "rig/engine/env_settings.h"
 #include "rig/engine/socket.h"
 #include "rig/remote/job.h"
 #include "rig/remote/link.h"
@@ -80,12 +80,11 @@ json settings() {
   s["backend"] = rig::engine::backend_name(rig::engine::default_backend());
   s["RIG_SOCKET_BACKEND"] = variable("RIG_SOCKET_BACKEND");
   s["RIG_SEND_ZC_BYTES"] = variable("RIG_SEND_ZC_BYTES");
-  s["send_zc_bytes"] = std::getenv("RIG_SEND_ZC_BYTES") != nullptr && *std::getenv("RIG_SEND_ZC_BYTES") != 0
-                           ? json(std::strtoull(std::getenv("RIG_SEND_ZC_BYTES"), nullptr, 10))
-                           : json("auto: off towards loopback, 1048576 otherwise");
+  const auto zc = rig::engine::env_settings().send_zc_bytes;
+  s["send_zc_bytes"] = zc ? json(*zc) : json("auto: off towards loopback, 1048576 otherwise");
   s["RIG_STRIPES"] = variable("RIG_STRIPES");
   s["RIG_SECRET_FILE"] = variable("RIG_SECRET_FILE");
-  s["RIG_SECRET"] = std::getenv("RIG_SECRET") != nullptr ? json("(set)") : json(nullptr);  // never its bytes
+  s["RIG_SECRET"] = rig::engine::env_text("RIG_SECRET") != nullptr ? json("(set)") : json(nullptr);  // never its bytes
   return s;
 }
 
@@ -126,7 +125,7 @@ int main(int argc, char** argv) {
                  "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET)");
   CLI11_PARSE(app, argc, argv);
   try {
-    rig::agent::check_environment();
+    (void)rig::engine::env_settings();  // a bad RIG_* variable is an error naming it
     if (!agent.empty()) {
       std::cout << agent_status(agent, secret_file).dump(2) << "\n";
       return 0;

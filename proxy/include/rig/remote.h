@@ -191,7 +191,8 @@ RIG_API int rig_job_create(rig_job** job, rig_text* why);
 /** Connects the job to the agent at endpoint ("HOST:PORT", "[V6]:PORT"), does the handshake and
  * learns its accounts: *link, which lives as long as the job. options may be NULL (defaults).
  * RIG_ERROR when the agent cannot be reached or the handshake fails, RIG_INVALID_ARGUMENT for a
- * malformed endpoint or options, RIG_FAULT once the job has failed or is closed. Blocks for the
+ * malformed endpoint or options or a RIG_* variable with a value it does not take (why names it),
+ * RIG_FAULT once the job has failed or is closed. Blocks for the
  * connect and the handshake. */
 RIG_API int rig_job_connect(rig_job* job, const char* endpoint, const rig_link_options* options,
                             rig_link** link, rig_text* why);

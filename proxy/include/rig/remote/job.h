@@ -28,7 +28,8 @@ class RIG_API Job : public std::enable_shared_from_this<Job> {
 
   /// Connects to the agent at "HOST:PORT", does the handshake and learns the accounts of the
   /// devices it opened. The link lives as long as the job. Throws std::system_error (connect),
-  /// std::runtime_error (handshake), std::invalid_argument (endpoint), edge::Fault (job over).
+  /// std::runtime_error (handshake), std::invalid_argument (endpoint, or a RIG_* variable with a
+  /// value it does not take, named: docs/ENVIRONMENT.md), edge::Fault (job over).
   Link& connect(const std::string& endpoint, const LinkOptions& options = {});
 
   /// Begins the close (the page's Link.close): calls that ask an agent raise

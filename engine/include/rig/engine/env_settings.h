@@ -1,0 +1,42 @@
+// The RIG_* variables that the library and rig-agent read: each declared once in
+// env_settings.cc (its name, what it takes, its default) and parsed by one rule. Unset or empty:
+// the default. Any other value it does not take is an error naming the variable and what it
+// takes ("RIG_STRIPES=-3: RIG_STRIPES takes a whole number from 0 to 16 (unset or empty: ...)"),
+// never a silent default. Where the error surfaces (docs/ENVIRONMENT.md): rig-agent and rig-info refuse to
+// start; the library's Job::connect throws it (std::invalid_argument; the C ABI's
+// RIG_INVALID_ARGUMENT with the text) before it connects. Each is read once per process, at the
+// first call, and kept: the readers (a socket's zero-copy threshold, a ring's SQ polling) find
+// the kept values at no cost. The library never changes the environment.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "rig/engine/backend.h"
+
+namespace rig::engine {
+
+struct EnvSettings {
+  std::optional<Backend> backend;             // RIG_SOCKET_BACKEND (default_backend)
+  int poll_us = 0;                            // RIG_POLL_US (default_poll_us)
+  std::optional<std::size_t> send_zc_bytes;   // RIG_SEND_ZC_BYTES (resolve_send_zc_bytes)
+  std::optional<bool> sq_polling;             // RIG_SQPOLL (sq_polling)
+  std::optional<int> stripes;                 // RIG_STRIPES (a link's LinkOptions::kAuto stripes)
+  std::size_t stripe_window_bytes = 0;        // RIG_STRIPE_WINDOW_BYTES (default_stripe_window_bytes)
+};
+
+// The settings that `lookup` (a variable's value, or null) gives. Throws std::invalid_argument
+// for the first variable whose value is bad: "NAME=VALUE: NAME takes ...".
+EnvSettings parse_env_settings(const std::function<const char*(const char*)>& lookup);
+
+// The process's settings, read from its environment at the first call and kept. Throws the
+// error of parse_env_settings at every call while a value is bad.
+const EnvSettings& env_settings();
+
+// A variable read at each use, by the same rule (secrets are never kept: RIG_SECRET_FILE,
+// RIG_SECRET): its value, or null when unset or empty.
+const char* env_text(const char* name);
+
+}  // namespace rig::engine

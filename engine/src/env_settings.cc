@@ -1,0 +1,111 @@
+#include "rig/engine/env_settings.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "rig/engine/number_text.h"
+#include "rig/wire/messages.h"
+
+namespace rig::engine {
+namespace {
+
+constexpr std::uint64_t kMaxPollUs = 1'000'000;
+constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 40;  // 1 TiB, as --send-zc-bytes
+
+// One variable: its name, what it takes (the error's words), its default (docs/ENVIRONMENT.md),
+// and how a value that is set lands in the settings (false: a value it does not take).
+struct Variable {
+  const char* name;
+  const char* takes;
+  const char* fallback;
+  bool (*take)(std::string_view value, EnvSettings& s);
+};
+
+template <class T>
+bool take_number(std::string_view value, std::uint64_t max, Units units, T& into) {
+  const auto n = parse_number(value, max, units);
+  if (n) into = static_cast<T>(*n);
+  return n.has_value();
+}
+
+constexpr Variable kVariables[] = {
+    {"RIG_SOCKET_BACKEND", "uring or plain", "io_uring where the kernel allows a ring, else plain",
+     [](std::string_view v, EnvSettings& s) {
+       if (v == "uring") s.backend = Backend::kUring;
+       if (v == "plain") s.backend = Backend::kPlain;
+       return s.backend.has_value();
+     }},
+    {"RIG_POLL_US", "a whole number of microseconds from 0 to 1000000", "0, polling off",
+     [](std::string_view v, EnvSettings& s) { return take_number(v, kMaxPollUs, Units::kNone, s.poll_us); }},
+    {"RIG_SEND_ZC_BYTES", "a byte count from 0 to 1TiB: digits, optionally with KiB, MiB, GiB or TiB",
+     "off towards loopback, 1 MiB otherwise",
+     [](std::string_view v, EnvSettings& s) {
+       std::size_t n = 0;
+       const bool ok = take_number(v, kMaxBytes, Units::kBytes, n);
+       if (ok) s.send_zc_bytes = n;
+       return ok;
+     }},
+    {"RIG_SQPOLL", "1, on, 0 or off", "on from 8 usable CPUs, off below",
+     [](std::string_view v, EnvSettings& s) {
+       if (v == "1" || v == "on") s.sq_polling = true;
+       if (v == "0" || v == "off") s.sq_polling = false;
+       return s.sq_polling.has_value();
+     }},
+    {"RIG_STRIPES", "a whole number from 0 to 16", "none on loopback, 4 otherwise",
+     [](std::string_view v, EnvSettings& s) {
+       int n = 0;
+       const bool ok = take_number(v, wire::kMaxStripes, Units::kNone, n);
+       if (ok) s.stripes = n;
+       return ok;
+     }},
+    {"RIG_STRIPE_WINDOW_BYTES", "a byte count from 0 to 1TiB: digits, optionally with KiB, MiB, GiB or TiB",
+     "0, no bound",
+     [](std::string_view v, EnvSettings& s) {
+       return take_number(v, kMaxBytes, Units::kBytes, s.stripe_window_bytes);
+     }},
+};
+static_assert(wire::kMaxStripes == 16, "RIG_STRIPES's text names the bound");
+
+// The kept settings, or the error that every call throws again.
+struct Kept {
+  EnvSettings settings;
+  std::string error;
+};
+
+}  // namespace
+
+EnvSettings parse_env_settings(const std::function<const char*(const char*)>& lookup) {
+  EnvSettings s;
+  for (const Variable& v : kVariables) {
+    const char* value = lookup(v.name);
+    if (value == nullptr || *value == '\0') continue;
+    if (!v.take(value, s)) {
+      throw std::invalid_argument(std::string(v.name) + "=" + value + ": " + v.name + " takes " + v.takes +
+                                  " (unset or empty: " + v.fallback + ")");
+    }
+  }
+  return s;
+}
+
+const EnvSettings& env_settings() {
+  static const Kept kept = [] {
+    Kept k;
+    try {
+      k.settings = parse_env_settings([](const char* name) { return std::getenv(name); });
+    } catch (const std::invalid_argument& e) {
+      k.error = e.what();
+    }
+    return k;
+  }();
+  if (!kept.error.empty()) throw std::invalid_argument(kept.error);
+  return kept.settings;
+}
+
+const char* env_text(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr || *value == '\0' ? nullptr : value;
+}
+
+}  // namespace rig::engine
