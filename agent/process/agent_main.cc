@@ -17,9 +17,11 @@
 
 #include "devices/gpu_devices.h"
 #include "process/config.h"
+#include "process/config_file.h"
 #include "process/notify.h"
 #include "process/server.h"
 #include "rig/engine/env_settings.h"
+#include "rig/engine/number_text.h"
 #include "rig/engine/socket.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/messages.h"
@@ -89,14 +91,28 @@ std::string version_text() {
          std::to_string(rig::wire::kVersion) + ")";
 }
 
+// A byte size as an operator writes it (engine::parse_number: 65536, 64MiB, 1GiB), handed on to
+// CLI11's conversion and range check as its bytes; --send-zc-bytes's -1 ("auto") passes as is.
+void take_byte_units(CLI::App& app) {
+  for (const char* name : {"--device-budget", "--host-budget", "--max-staged-bytes", "--send-zc-bytes"}) {
+    const bool auto_allowed = std::string_view(name) == "--send-zc-bytes";
+    app.get_option(name)->transform(CLI::Validator(
+        [auto_allowed](std::string& text) -> std::string {
+          if (auto_allowed && text == "-1") return "";
+          const auto n = rig::engine::parse_number(text, UINT64_MAX, rig::engine::Units::kBytes);
+          if (!n) return "'" + text + "' is not " + rig::engine::kByteSizeForm;
+          text = std::to_string(*n);
+          return "";
+        },
+        "SIZE"));
+  }
+}
+
 void define_options(CLI::App& app, Options& o) {
   // An option given twice (in the config file and on the command line, or twice there): the last
   // one counts.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", version_text());
-  app.set_config("--config", "", "a file of options, one per line as `name = value` (TOML; names without "
-                 "the dashes: devices = 4); the command line wins over it; an unknown name is an error");
-  app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--listen", o.listen, "HOST:PORT to listen on: a name, an IPv4 address or [IPv6] (port 0 picks one; loopback by default)")
       ->capture_default_str();
   app.add_option("--devices", o.config.devices, "simulated devices to open besides the host")
@@ -111,9 +127,9 @@ void define_options(CLI::App& app, Options& o) {
   app.add_option("--isolated", o.config.isolated,
                  "a simulated device that reaches no other device's memory (0: none)")
       ->capture_default_str();
-  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each device besides the host (a GPU: at most its free memory at the job's start)")
+  app.add_option("--device-budget", o.config.device_budget, "bytes a job may hold on each device besides the host (a GPU: at most its free memory at the job's start); sizes take KiB, MiB, GiB or TiB: 1GiB")
       ->capture_default_str();
-  app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host")
+  app.add_option("--host-budget", o.config.host_budget, "bytes a job may hold on the host (or with a unit: 512MiB)")
       ->capture_default_str();
   app.add_option("--instruction-budget", o.config.instruction_budget,
                  "instructions one launch of a words part may run before it faults")
@@ -133,7 +149,7 @@ void define_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::Range(0, 16));
   app.add_option("--send-zc-bytes", o.send_zc_bytes,
-                 "sends of at least this many bytes go zero-copy (io_uring SEND_ZC); 0: never; "
+                 "sends of at least this many bytes (or 64KiB, 1MiB) go zero-copy (io_uring SEND_ZC); 0: never; "
                  "-1: RIG_SEND_ZC_BYTES, else off towards loopback and 1 MiB otherwise")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{-1}, std::int64_t{1} << 40));
@@ -177,7 +193,7 @@ void define_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
   app.add_option("--max-staged-bytes", o.config.max_staged_bytes,
-                 "bytes of one job that may wait in staging (bytes from the client that cannot land "
+                 "bytes (or 256MiB) of one job that may wait in staging (bytes from the client that cannot land "
                  "in place yet); a handover past it fails its job")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
@@ -191,6 +207,35 @@ void define_options(CLI::App& app, Options& o) {
   app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  take_byte_units(app);
+}
+
+// What is wrong with `--name values...` on the command line ("" if nothing): how each line of a
+// config file is checked (config_file.h), by the same rules.
+std::string check_option(const std::string& name, const std::vector<std::string>& values) {
+  CLI::App scratch;
+  Options o;
+  define_options(scratch, o);
+  if (scratch.get_option_no_throw("--" + name) == nullptr) {
+    return "unknown name '" + name + "' (rig-agent --help lists the options; give their names without the dashes)";
+  }
+  std::vector<std::string> args(values.rbegin(), values.rend());  // CLI11 takes them last first
+  args.push_back("--" + name);
+  try {
+    scratch.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.get_exit_code() == 0 ? "" : e.what();
+  }
+  return "";
+}
+
+// The command line's and the config file's options (the file's lines checked by check_option).
+void define_all(CLI::App& app, Options& o) {
+  define_options(app, o);
+  rig::agent::add_config_file(app, "a file of options: `name = value` lines (CLI11's format, neither INI nor TOML), "
+                              "names without the dashes (devices = 4, device-budget = 1GiB); `#` begins a "
+                              "comment; the command line wins over it; an error names the file and the line",
+                              check_option);
 }
 
 // Applies the options that are not plain fields of the config.
@@ -228,7 +273,7 @@ int main(int argc, char** argv) {
   Options o;
   // Still one thread: the only time the environment may change safely.
   o.config.secret_variable = rig::agent::take_secret_variable();
-  define_options(app, o);
+  define_all(app, o);
   CLI11_PARSE(app, argc, argv);
 
   apply(o);

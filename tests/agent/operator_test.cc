@@ -116,6 +116,36 @@ TEST(Operator, GoodRigVariablesWithUnitsAreTaken) {
   EXPECT_TRUE(r.exited(0)) << r.status << r.out;
 }
 
+TEST(Operator, SizeOptionsTakeUnitsOfPowersOf1024) {
+  LoggedAgent a({"--device-budget", "1GiB", "--host-budget", "512MiB", "--max-staged-bytes", "1TiB",
+                 "--send-zc-bytes", "64KiB"});
+  const std::string log = a.log.read();
+  EXPECT_NE(log.find("device_budget=1073741824 host_budget=536870912"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_staged_bytes=1099511627776"), std::string::npos) << log;
+  EXPECT_NE(log.find("send_zc_bytes=65536"), std::string::npos) << log;
+  LoggedAgent plain({"--device-budget", "4096", "--max-staged-bytes", "17592186044416", "--send-zc-bytes", "-1"});
+  EXPECT_NE(plain.log.read().find("device_budget=4096"), std::string::npos) << "a plain number is bytes";
+}
+
+TEST(Operator, ASizeOptionThatIsNoByteSizeIsAnErrorSayingWhatIsAccepted) {
+  for (const char* bad : {"1.5GiB", "1GB", "1G", "1k", "-1", "+1", "1 MiB", "17179869184GiB", "18446744073709551616",
+                          "0x10"}) {
+    const CommandRun r = run_agent(std::string("--listen 127.0.0.1:0 --device-budget '") + bad + "'");
+    EXPECT_FALSE(r.exited(0)) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find(std::string("--device-budget: '") + bad + "' is not a whole number of bytes below 2^64, "
+                         "optionally with a unit: KiB, MiB, GiB or TiB"),
+              std::string::npos)
+        << r.out;
+  }
+  // Past an option's own range, at the exact bound and one past it.
+  LoggedAgent at_bound({"--max-staged-bytes", "16TiB"});
+  EXPECT_NE(at_bound.log.read().find("max_staged_bytes=17592186044416"), std::string::npos);
+  CommandRun r = run_agent("--listen 127.0.0.1:0 --max-staged-bytes 17592186044417");
+  EXPECT_NE(r.out.find("--max-staged-bytes: Value 17592186044417 not in range"), std::string::npos) << r.out;
+  r = run_agent("--listen 127.0.0.1:0 --send-zc-bytes 1025GiB");
+  EXPECT_NE(r.out.find("--send-zc-bytes: Value 1100585369600 not in range"), std::string::npos) << r.out;
+}
+
 TEST(Operator, AListenAddressThatDoesNotResolveIsAnErrorWithTheResolversText) {
   const CommandRun r = run_agent("--listen no-such-host.invalid:0");
   EXPECT_TRUE(r.exited(1)) << r.status << r.out;
@@ -142,6 +172,37 @@ TEST(Operator, AnUnknownKeyInAConfigFileIsAnErrorNamingIt) {
   EXPECT_FALSE(r.exited(0)) << r.out;
   EXPECT_NE(r.out.find("devcies"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("listening"), std::string::npos) << r.out;
+}
+
+TEST(Operator, AConfigFilesErrorNamesTheFileAndTheLine) {
+  const std::string head = "# rig-agent\ndevices = 2\n\nlog = \"info\"   # a comment\n";  // lines 1 to 4
+  const struct {
+    const char* line;
+    const char* error;
+  } kBad[] = {{"devcies = 3", "unknown name 'devcies'"},
+              {"devices = 99", "--devices: Value 99 not in range 0 to 63"},
+              {"device-budget = 1GB", "--device-budget: '1GB' is not a whole number of bytes"},
+              {"host-budget = 17179869184GiB", "--host-budget: '17179869184GiB' is not a whole number of bytes"},
+              {"[agent]", "sections are not read"}};
+  for (const auto& bad : kBad) {
+    TempFile config(head + bad.line + "\nmax-stripes = 2\n");
+    const CommandRun r = run_agent("--listen 127.0.0.1:0 --config " + config.path);
+    EXPECT_FALSE(r.exited(0)) << r.out;
+    EXPECT_NE(r.out.find(config.path + ":5: " + bad.error), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("INI"), std::string::npos) << r.out;
+  }
+  TempFile list("devices = 2\nsecret-file = [\"/nonexistent/a\",\n  \"/nonexistent/b\"]\ndevcies = 1\n");
+  const CommandRun r = run_agent("--listen 127.0.0.1:0 --config " + list.path);
+  EXPECT_NE(r.out.find(list.path + ":4: unknown name 'devcies'"), std::string::npos)
+      << "a list over two lines counts both: " << r.out;
+}
+
+TEST(Operator, AConfigFileTakesSizesWithUnits) {
+  TempFile config("device-budget = 1GiB\nhost-budget = \"512MiB\"\nmax-staged-bytes = 64MiB\n");
+  LoggedAgent a({"--config", config.path});
+  const std::string log = a.log.read();
+  EXPECT_NE(log.find("device_budget=1073741824 host_budget=536870912"), std::string::npos) << log;
+  EXPECT_NE(log.find("max_staged_bytes=67108864"), std::string::npos) << log;
 }
 
 TEST(Operator, TheEffectiveSettingsAreLoggedAtStart) {
