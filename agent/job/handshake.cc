@@ -47,12 +47,15 @@ bool send_message(int fd, const M& msg, const char* what, std::string& why) {
   return false;
 }
 
-// Sends a challenge with a fresh nonce and reads the proof that answers it.
-bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac& proof, std::string& why) {
+// Sends a challenge with a fresh nonce and the agent's name, and reads the proof that answers it.
+bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac& proof, std::string& why,
+               std::array<char, wire::kAgentNameBytes>* name = nullptr) {
   nonce = wire::fresh_nonce();
   wire::Challenge c{};
   std::copy(nonce.begin(), nonce.end(), c.nonce);
   c.auth = config.authenticates() ? 1 : 0;
+  wire::set_fixed_string(c.name, agent_name(config));
+  if (name != nullptr) *name = wire::to_array(c.name);
   wire::Proof p{};
   if (!send_message(fd, c, "challenge", why) ||
       !recv_message(fd, wire::MsgType::kProof, p, "proof", why)) {
@@ -63,6 +66,23 @@ bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac&
 }
 
 }  // namespace
+
+std::string agent_name(const AgentConfig& config) {
+  if (!config.name.empty()) return config.name;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0 || host[0] == 0) return "rig-agent";
+  return std::string(host).substr(0, wire::kAgentNameBytes - 1);
+}
+
+std::string check_agent_name(const std::string& name) {
+  if (name.empty() || name.size() >= wire::kAgentNameBytes) {
+    return "an agent's name has 1 to " + std::to_string(wire::kAgentNameBytes - 1) + " bytes";
+  }
+  for (const char c : name) {
+    if (c <= ' ' || c > '~') return "an agent's name holds printable bytes only, no space";
+  }
+  return "";
+}
 
 bool read_first_frame(int fd, FirstFrame& out, bool& joining, std::string& why) {
   wire::FrameHeader h{};
@@ -93,7 +113,7 @@ bool authenticate(int fd, const wire::Hello& hello, const AgentConfig& config, w
   t.offered = hello.features;
   t.client = wire::to_array(hello.nonce);
   wire::Mac proof{};
-  if (!challenge(fd, config, t.agent, proof, why)) return false;
+  if (!challenge(fd, config, t.agent, proof, why, &t.name)) return false;
   if (!config.authenticates()) {
     secret = {};
     return true;  // open: nothing to prove (loopback only)

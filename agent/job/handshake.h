@@ -29,6 +29,13 @@ struct FirstFrame {
   wire::Join stripe{};
 };
 
+// The name the agent's challenges give: config.name, else the machine's host name (cut to 63
+// bytes), else "rig-agent".
+std::string agent_name(const AgentConfig& config);
+// What is wrong with `name` as an agent's name (--name), or "": 1 to 63 bytes, each printable
+// and not a space.
+std::string check_agent_name(const std::string& name);
+
 // Reads and checks the first frame of the connection `fd`, header and body, within
 // kHelloTimeoutMs: a peer that connects and stalls holds no thread of the agent's longer.
 // `joining` is set as soon as the header says kJoin (whatever becomes of it).

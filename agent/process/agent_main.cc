@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/gpu_devices.h"
+#include "job/handshake.h"
 #include "process/config.h"
 #include "process/config_file.h"
 #include "process/notify.h"
@@ -85,7 +86,7 @@ struct Options {
   std::int64_t send_zc_bytes = -1;
 };
 
-// "rig-agent 0.1 (protocol 2)"
+// "rig-agent 0.1 (protocol 3)"
 std::string version_text() {
   return std::string("rig-agent ") + rig::wire::software_version() + " (protocol " +
          std::to_string(rig::wire::kVersion) + ")";
@@ -106,6 +107,59 @@ void take_byte_units(CLI::App& app) {
         },
         "SIZE"));
   }
+}
+
+// How the agent serves: polling, gathering, silence, its limits, draining, logging.
+void define_service_options(CLI::App& app, Options& o) {
+  app.add_option("--poll-us", o.config.poll_us,
+                 "polling mode: a job's reading thread asks for bytes without waiting for this many "
+                 "microseconds before it sleeps (lower latency for the CPU it burns; 0: off; default: "
+                 "RIG_POLL_US, else 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--gather-us", o.config.gather_us,
+                 "gathering: once a client streams small frames faster than one wake per read keeps up "
+                 "with, a job's reading waits up to this many microseconds for 1 KiB before it reads, "
+                 "so one wake and one batch of reports serve many frames; a wait that runs out ends "
+                 "it (0: off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--silence-ms", o.config.silence_ms,
+                 "a client that sends nothing for this long, between messages or inside one, fails "
+                 "its job (0: no bound; a live client pings a silent agent every second)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
+  app.add_option("--max-connections", o.config.max_connections,
+                 "connections of any kind at once (each holds a thread); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-handshakes", o.config.max_handshakes,
+                 "connections still in their handshake at once (unauthenticated); more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-objects", o.config.max_objects,
+                 "objects and images one job may hold; an alloc past it is None")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  app.add_option("--max-staged-bytes", o.config.max_staged_bytes,
+                 "bytes (or 256MiB) of one job that may wait in staging (bytes from the client that cannot land "
+                 "in place yet); a handover past it fails its job")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
+  app.add_option("--drain-ms", o.config.drain_ms,
+                 "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
+                 "they fail with \"the agent is stopping\" (the agent then exits 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 24 * 3600 * 1000));
+  app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
+      ->capture_default_str();
+  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  take_byte_units(app);
 }
 
 void define_options(CLI::App& app, Options& o) {
@@ -159,55 +213,12 @@ void define_options(CLI::App& app, Options& o) {
                  "else RIG_SECRET; without any the agent runs open, on loopback only")
       ->expected(1, 2)
       ->take_all();
-  app.add_option("--poll-us", o.config.poll_us,
-                 "polling mode: a job's reading thread asks for bytes without waiting for this many "
-                 "microseconds before it sleeps (lower latency for the CPU it burns; 0: off; default: "
-                 "RIG_POLL_US, else 0)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--gather-us", o.config.gather_us,
-                 "gathering: once a client streams small frames faster than one wake per read keeps up "
-                 "with, a job's reading waits up to this many microseconds for 1 KiB before it reads, "
-                 "so one wake and one batch of reports serve many frames; a wait that runs out ends "
-                 "it (0: off)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--silence-ms", o.config.silence_ms,
-                 "a client that sends nothing for this long, between messages or inside one, fails "
-                 "its job (0: no bound; a live client pings a silent agent every second)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 24 * 3600 * 1000));
-  app.add_option("--max-connections", o.config.max_connections,
-                 "connections of any kind at once (each holds a thread); more are refused")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-handshakes", o.config.max_handshakes,
-                 "connections still in their handshake at once (unauthenticated); more are refused")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-objects", o.config.max_objects,
-                 "objects and images one job may hold; an alloc past it is None")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
-  app.add_option("--max-staged-bytes", o.config.max_staged_bytes,
-                 "bytes (or 256MiB) of one job that may wait in staging (bytes from the client that cannot land "
-                 "in place yet); a handover past it fails its job")
-      ->capture_default_str()
-      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
-  app.add_option("--drain-ms", o.config.drain_ms,
-                 "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
-                 "they fail with \"the agent is stopping\" (the agent then exits 0)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 24 * 3600 * 1000));
-  app.add_option("--jobs", o.max_jobs, "exit after this many jobs have ended (0: serve until killed)")
-      ->capture_default_str();
-  app.add_option("--log", o.log_level, "log level: trace, debug, info, warn, error, critical, off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  take_byte_units(app);
+  app.add_option("--name", o.config.name,
+                 "the agent's name in its challenges: both proofs of the handshake cover it, and a job "
+                 "may pin it (LinkOptions::agent_name); 1 to 63 printable bytes without spaces; default: "
+                 "the host's name")
+      ->check(CLI::Validator(rig::agent::check_agent_name, "NAME"));
+  define_service_options(app, o);
 }
 
 // What is wrong with `--name values...` on the command line ("" if nothing): how each line of a

@@ -66,7 +66,7 @@ std::string describe(const AgentConfig& c) {
          " gather_us=" + std::to_string(c.gather_us) + " max_connections=" + std::to_string(c.max_connections) +
          " max_handshakes=" + std::to_string(c.max_handshakes) + " max_jobs=" + std::to_string(c.max_jobs) +
          " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
-         " secrets=" + secret;
+         " secrets=" + secret + " name=" + (c.name.empty() ? std::string("(the host's)") : c.name);
 }
 
 }  // namespace rig::agent

@@ -63,6 +63,9 @@ struct AgentConfig {
   // RIG_SECRET's bytes as rig-agent found them at its start (take_secret_variable), for a reread
   // once the variable is gone from its environment; null if it was not set.
   std::shared_ptr<const engine::SecretBuffer> secret_variable;
+  // The agent's name in every challenge, covered by both proofs, which a job may pin
+  // (LinkOptions::agent_name): --name, else the machine's host name (agent_name()).
+  std::string name;
   bool authenticates() const { return secrets && !secrets->empty(); }
 };
 

@@ -96,7 +96,8 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
                                 (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
     const std::optional<engine::Secret> secret =
         options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
-    const Greeting greeting = greet(fd, offer, secret, endpoint_, reached);
+    const Greeting greeting = greet(fd, offer, secret, endpoint_, reached, options.agent_name);
+    agent_name_ = greeting.agent_name;
     for (const wire::Account& a : greeting.accounts) accounts_.push_back(account_of(a));
     features_ = greeting.features;
     if (greeting.grant) join_stripes(reached, *greeting.grant, greeting.key, stripes, options, fd);

@@ -104,7 +104,7 @@ void refuse_open_agent_off_loopback(const wire::Challenge& c, bool have_secret, 
 }  // namespace
 
 Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>& secret, const std::string& endpoint,
-               const engine::Address& reached) {
+               const engine::Address& reached, const std::string& pinned) {
   const std::string what = "handshake";
   wire::Transcript t;
   t.offered = offer;
@@ -115,6 +115,12 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
   wire::Challenge c{};
   recv_message(fd, wire::MsgType::kChallenge, c, what, endpoint);
   t.agent = wire::to_array(c.nonce);
+  t.name = wire::to_array(c.name);
+  const std::string name(wire::fixed_string(c.name));
+  if (!pinned.empty() && name != pinned) {
+    throw std::runtime_error("handshake with agent " + endpoint + ": the agent is named '" + name + "', not '" +
+                             pinned + "' as the job pinned (LinkOptions::agent_name): refused");
+  }
   refuse_open_agent_off_loopback(c, secret.has_value(), reached, endpoint);
   const wire::SecretBytes key = secret ? wire::SecretBytes(secret->bytes) : wire::SecretBytes();
   answer_challenge(fd, c, secret.has_value(), secret ? wire::client_proof(key, t) : wire::Mac{}, what, endpoint);
@@ -138,6 +144,7 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
   Greeting g;
   g.accounts.assign(welcome.accounts.begin(), welcome.accounts.end());
   g.features = welcome.fixed.features;
+  g.agent_name = name;
   g.key = wire::job_key(key, t);
   if ((g.features & wire::kFeatureStripes) != 0) {
     g.grant.emplace();

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "connect_error.h"
 #include "raw_peer.h"
 #include "rig/engine/secret.h"
+#include "rig/engine/tcp.h"
 #include "rig/remote/job.h"
 #include "rig/wire/auth.h"
 
@@ -80,7 +82,7 @@ TEST(Authentication, ARecordedProofIsWorthlessAgainstTheAgentsNextChallenge) {
     RawClient first(agent.endpoint());
     send_msg(first.fd(), wire::MsgType::kHello, h);
     const wire::Challenge c = read_challenge(first.fd());
-    recorded = proof_of(wire::client_proof(secret.bytes, {0, client, wire::to_array(c.nonce)}));
+    recorded = proof_of(wire::client_proof(secret.bytes, {0, client, wire::to_array(c.nonce), wire::to_array(c.name)}));
     send_msg(first.fd(), wire::MsgType::kProof, recorded);
     RawFrame welcome;
     ASSERT_TRUE(read_frame(first.fd(), welcome));
@@ -114,6 +116,73 @@ TEST(Authentication, AJoinProvedByTheJobsKeyJoinsAndAJoinProvedByAnyOtherKeyIsRe
   RawFrame echo;
   ASSERT_TRUE(read_frame(stripe.fd(), echo));
   EXPECT_EQ(echo.header.type, static_cast<std::uint16_t>(wire::MsgType::kJoin));
+}
+
+std::string host_name() {
+  char host[256] = {};
+  EXPECT_EQ(::gethostname(host, sizeof host - 1), 0);
+  return std::string(host).substr(0, wire::kAgentNameBytes - 1);
+}
+
+TEST(Authentication, AJobThatPinsTheAgentsNameIsServedByItAndRefusedByAnAgentOfAnotherName) {
+  const std::string longest(wire::kAgentNameBytes - 1, 'g');  // the longest name there is
+  AgentProcess agent({"--name", longest});
+  auto job = remote::Job::create();
+  remote::LinkOptions pinned;
+  pinned.agent_name = longest;
+  EXPECT_EQ(job->connect(agent.endpoint(), pinned).agent_name(), longest);
+  pinned.agent_name = longest.substr(1);
+  const std::string why = connect_error(agent.endpoint(), pinned);
+  EXPECT_NE(why.find("the agent is named '" + longest + "', not '" + pinned.agent_name + "' as the job pinned"),
+            std::string::npos)
+      << why;
+}
+
+TEST(Authentication, AnAgentWithoutANameGoesByItsHostsAndRefusesToStartWithANameItCannotSend) {
+  AgentProcess agent;
+  EXPECT_EQ(remote::Job::create()->connect(agent.endpoint()).agent_name(), host_name());
+  // Too long by one byte, a space, empty: refused before it listens, naming the option.
+  for (const std::string bad : {std::string(wire::kAgentNameBytes, 'g'), std::string("gpu 7"), std::string()}) {
+    // (timeout: an agent that takes the name would serve until killed)
+    const CommandRun run = run_command("timeout 10 " + agent_path() + " --listen 127.0.0.1:0 --name '" + bad + "' 2>&1");
+    EXPECT_FALSE(run.exited(0)) << "started with --name '" << bad << "'";
+    EXPECT_NE(run.out.find("--name"), std::string::npos) << run.out;
+  }
+}
+
+bool forward(int fd, const RawFrame& f) {
+  return write_all(fd, &f.header, sizeof f.header) && write_all(fd, f.body.data(), f.header.length);
+}
+
+TEST(Authentication, ARelayThatRenamesTheAgentInItsChallengeGetsOnlyAuthenticationFailed) {
+  // Between a job and a real agent holding the job's secret, a relay passes the agent off as the
+  // one the job pinned: the job proves a name the agent never gave.
+  AgentProcess agent;
+  std::uint16_t port = 0;
+  const int listen_fd = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
+  std::thread relay([&] {
+    const int job_fd = engine::tcp_accept(listen_fd);
+    const int agent_fd = engine::tcp_connect(engine::parse_endpoint(agent.endpoint()));
+    RawFrame f;
+    wire::Challenge c{};
+    std::string why;
+    if (read_frame(job_fd, f) && forward(agent_fd, f) && read_frame(agent_fd, f) && wire::decode(f.bytes(), c, why)) {
+      wire::set_fixed_string(c.name, "the-agent-meant");
+      if (send_msg(job_fd, wire::MsgType::kChallenge, c) && read_frame(job_fd, f) && forward(agent_fd, f) &&
+          read_frame(agent_fd, f)) {
+        forward(job_fd, f);  // the agent's answer to the proof
+      }
+    }
+    ::close(agent_fd);
+    ::close(job_fd);
+  });
+  remote::LinkOptions pinned;
+  pinned.agent_name = "the-agent-meant";
+  const std::string why = connect_error("127.0.0.1:" + std::to_string(port), pinned);
+  relay.join();
+  ::close(listen_fd);
+  EXPECT_NE(why.find("refused the job: authentication failed"), std::string::npos) << why;
+  EXPECT_EQ(connect_error(agent.endpoint()), "");  // the agent serves on
 }
 
 TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {

@@ -169,6 +169,7 @@ bool handshake(int fd, const Agent& a) {
   wire::Framed<wire::Challenge> c{};
   if (!read_exact(fd, &c, sizeof c)) return false;
   t.agent = wire::to_array(c.msg.nonce);
+  t.name = wire::to_array(c.msg.name);
   wire::Proof p{};
   const wire::Mac mac = wire::client_proof(a.secret.bytes, t);
   std::copy(mac.begin(), mac.end(), p.mac);

@@ -49,6 +49,7 @@ class OpenFake {
     const wire::Nonce nonce = wire::fresh_nonce();
     std::copy(nonce.begin(), nonce.end(), c.nonce);
     c.auth = 0;
+    wire::set_fixed_string(c.name, "open-fake-agent");
     if (read_frame(fd, f) && send_msg(fd, wire::MsgType::kChallenge, c) && read_frame(fd, f)) {
       const auto accounts = fake_accounts(0);
       const wire::Welcome w{wire::kMagic, wire::kVersion, 0, 0, static_cast<std::uint32_t>(accounts.size())};

@@ -121,6 +121,8 @@ void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool wel
   wire::Challenge c{};
   std::copy(t.agent.begin(), t.agent.end(), c.nonce);
   c.auth = 1;
+  wire::set_fixed_string(c.name, "fake-agent");
+  t.name = wire::to_array(c.name);
   wire::Proof proof{};
   if (!send_msg(fd, wire::MsgType::kChallenge, c) || !read_frame(fd, f) || !wire::decode(f.bytes(), proof, why) ||
       !wire::same_mac(wire::client_proof(secret.bytes, t), wire::to_array(proof.mac))) {
@@ -183,6 +185,7 @@ std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
   std::string why;
   if (!read_frame(fd_, f) || !wire::decode(f.bytes(), c, why)) throw std::runtime_error("no challenge: " + why);
   t.agent = wire::to_array(c.nonce);
+  t.name = wire::to_array(c.name);
   wire::Proof p{};
   const wire::Mac mac = wire::client_proof(secret.bytes, t);
   std::copy(mac.begin(), mac.end(), p.mac);

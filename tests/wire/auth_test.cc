@@ -3,7 +3,9 @@
 // features; the job's key and the joins' proofs likewise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "rig/wire/auth.h"
@@ -59,6 +61,19 @@ TEST(Auth, EachNonceAndTheOfferedFeaturesAreBound) {
   other = t;
   other.offered = kFeaturePrograms;  // a hello stripped of a feature (downgrade)
   EXPECT_FALSE(same_mac(proof, client_proof(secret(1), other)));
+}
+
+TEST(Auth, TheAgentsNameIsBoundInBothProofsAndTheJobKey) {
+  // A relay that sends the job to another agent under the name of the one it meant: the proofs
+  // made over either name are worthless for the other.
+  Transcript t = a_transcript();
+  const std::string_view name = "gpu-a";
+  std::copy(name.begin(), name.end(), t.name.begin());
+  Transcript other = t;
+  other.name[kAgentNameBytes - 2] = 'x';  // the field's last byte but its NUL
+  EXPECT_FALSE(same_mac(client_proof(secret(1), t), client_proof(secret(1), other)));
+  EXPECT_FALSE(same_mac(agent_proof(secret(1), t, 0, {}), agent_proof(secret(1), other, 0, {})));
+  EXPECT_NE(job_key(secret(1), t), job_key(secret(1), other));
 }
 
 TEST(Auth, TheAgentsProofCoversTheAcceptedFeaturesAndTheAccounts) {

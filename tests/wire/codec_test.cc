@@ -438,7 +438,7 @@ TEST(Layout, FramedPingIsLittleEndianOnTheWire) {
 TEST(Layout, FramedHelloStartsWithTheMagicRIGR) {
   const Encoded e = encode(MsgType::kHello, a_hello());
   std::vector<std::uint8_t> want = {48, 0,   0,   0,   1, 0, 0, 0,  // header
-                                    'R', 'I', 'G', 'R', 2, 0, 0, 0,  // magic, version 2
+                                    'R', 'I', 'G', 'R', 3, 0, 0, 0,  // magic, version 3
                                     1,   0,   0,   0,   0, 0, 0, 0};  // features, reserved
   want.resize(want.size() + kNonceBytes, 0);                          // the nonce (zero here)
   ASSERT_EQ(e.frame.size(), want.size());
@@ -528,7 +528,7 @@ TEST(Layout, FixedSizeOfEveryTypeIsItsStruct) {
   EXPECT_EQ(fixed_size(MsgType::kStripeGrant), 16u);
   EXPECT_EQ(fixed_size(MsgType::kJoin), 24u);
   EXPECT_EQ(fixed_size(MsgType::kStriped), 32u);
-  EXPECT_EQ(fixed_size(MsgType::kChallenge), 40u);
+  EXPECT_EQ(fixed_size(MsgType::kChallenge), 104u);
   EXPECT_EQ(fixed_size(MsgType::kProof), 32u);
   EXPECT_EQ(fixed_size(MsgType::kStatusQuery), 16u);
   EXPECT_EQ(fixed_size(MsgType::kStatus), 16u);
@@ -667,10 +667,14 @@ TEST(Hello, BadMagicIsRejected) {
 }
 
 TEST(Hello, OtherVersionIsRejected) {
-  for (std::uint16_t v : {std::uint16_t{0}, std::uint16_t{1}, std::uint16_t{3}, std::uint16_t{0xffff}}) {
+  for (const std::uint16_t v : {0, 1, kVersion - 1, kVersion + 1, 0xffff}) {
     Hello h = a_hello();
     h.version = v;
-    EXPECT_TRUE(Rejected<Hello>(encode(MsgType::kHello, h).body(), "hello", "version")) << v;
+    // Both versions named: an older (or newer) client learns what this side speaks.
+    EXPECT_TRUE(Rejected<Hello>(encode(MsgType::kHello, h).body(), "hello",
+                                "version " + std::to_string(v) + " is not supported (this side speaks " +
+                                    std::to_string(kVersion) + ")"))
+        << v;
   }
 }
 
@@ -727,8 +731,10 @@ TEST(Welcome, BadMagicOrVersionOrReservedIsRejected) {
   const std::vector<Account> accounts = {an_account(0)};
   EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic + 1, kVersion, 0, 0, 1}, accounts).body(),
                                     "welcome", "magic"));
-  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, 1, 0, 0, 1}, accounts).body(),
-                                    "welcome", "version"));
+  // An older agent's welcome: both versions named.
+  EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, kVersion - 1, 0, 0, 1}, accounts).body(), "welcome",
+                                    "version " + std::to_string(kVersion - 1) + " is not supported (this side speaks " +
+                                        std::to_string(kVersion) + ")"));
   EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, 0, 0, 0, 1}, accounts).body(),
                                     "welcome", "version"));
   EXPECT_TRUE(Rejected<WelcomeView>(welcome_with(Welcome{kMagic, kVersion, 2, 0, 1}, accounts).body(),
@@ -743,10 +749,12 @@ TEST(Welcome, BadMagicOrVersionOrReservedIsRejected) {
 // challenge, proof
 // =========================================================================================
 
-TEST(Challenge, RoundTripKeepsTheNonceAndTheAuthFlag) {
+TEST(Challenge, RoundTripKeepsTheNonceTheAuthFlagAndTheAgentsName) {
   Challenge c{};
   for (std::size_t i = 0; i < kNonceBytes; ++i) c.nonce[i] = static_cast<std::uint8_t>(255 - i);
   c.auth = 1;
+  const std::string longest(kAgentNameBytes - 1, 'n');  // every byte of the field but its NUL
+  set_fixed_string(c.name, longest);
   const Encoded e = encode(MsgType::kChallenge, c);
   ExpectSameHeader(e.header(), header(MsgType::kChallenge, sizeof(Challenge)));
   ASSERT_EQ(check_header(e.header()), nullptr);
@@ -756,16 +764,28 @@ TEST(Challenge, RoundTripKeepsTheNonceAndTheAuthFlag) {
   ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
   EXPECT_EQ(std::memcmp(got.nonce, c.nonce, kNonceBytes), 0);
   EXPECT_EQ(got.auth, 1u);
+  EXPECT_EQ(fixed_string(got.name), longest);
+}
+
+TEST(Challenge, AnEmptyNameAndANameWithoutItsNulAreRejected) {
+  Challenge c{};
+  EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "name"));
+  std::memset(c.name, 'n', sizeof c.name);  // the last byte too: no NUL
+  EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "name"));
+  c.name[sizeof c.name - 1] = 0;
+  EXPECT_TRUE(Accepted<Challenge>(encode(MsgType::kChallenge, c).body()));
 }
 
 TEST(Challenge, AnAuthFlagOtherThanZeroOrOneAndReservedBitsAreRejected) {
   Challenge c{};
+  set_fixed_string(c.name, "a");
   c.auth = 2;
   EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "auth"));
   c.auth = 0;
   c.reserved = 1;
   EXPECT_TRUE(Rejected<Challenge>(encode(MsgType::kChallenge, c).body(), "challenge", "reserved"));
-  ExpectEveryTruncationRejected<Challenge>(encode(MsgType::kChallenge, Challenge{}), "challenge");
+  c.reserved = 0;
+  ExpectEveryTruncationRejected<Challenge>(encode(MsgType::kChallenge, c), "challenge");
 }
 
 TEST(Proof, RoundTripKeepsTheMacAndTruncationsAreRejected) {
@@ -1632,7 +1652,7 @@ TEST(Join, BadMagicVersionStripeCountTokenOrReservedAreRejected) {
     return Rejected<Join>(encode(MsgType::kJoin, j).body(), "join", what);
   };
   EXPECT_TRUE(rejected(Join{0, kVersion, 0, 1, 0, 1, 1}, "magic"));
-  EXPECT_TRUE(rejected(Join{kMagic, 1, 0, 1, 0, 1, 1}, "version 1"));
+  EXPECT_TRUE(rejected(Join{kMagic, 1, 0, 1, 0, 1, 1}, "version 1 is not supported (this side speaks 3)"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 1, 1, 0, 1, 1}, "stripe 1 of 1"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, 0, 0, 1, 1}, "stripe 0 of 0"));
   EXPECT_TRUE(rejected(Join{kMagic, kVersion, 0, kMaxStripes + 1, 0, 1, 1}, "outside the bounds"));

@@ -39,7 +39,8 @@ class Message {
     return *this;
   }
   Message& transcript(const Transcript& t) {
-    return u32(kVersion).u32(t.offered).bytes(t.client.data(), t.client.size()).bytes(t.agent.data(), t.agent.size());
+    return u32(kVersion).u32(t.offered).bytes(t.client.data(), t.client.size()).bytes(t.agent.data(), t.agent.size())
+        .bytes(t.name.data(), t.name.size());
   }
   const std::vector<std::uint8_t>& data() const { return bytes_; }
 

@@ -163,7 +163,7 @@ bool decode(std::span<const std::byte> body, WelcomeView& out, std::string& why)
   if (w.magic != kMagic) return fail(why, "welcome", "bad magic (not a rig-agent)");
   if (w.version != kVersion) {
     return fail(why, "welcome", "protocol version " + std::to_string(w.version) +
-                                    " is not supported");
+                                    " is not supported (this side speaks " + std::to_string(kVersion) + ")");
   }
   if (w.auth > 1) return fail(why, "welcome", "auth field neither 0 nor 1");
   if (w.auth == 0 && std::any_of(std::begin(w.mac), std::end(w.mac), [](std::uint8_t b) { return b != 0; })) {
@@ -387,7 +387,8 @@ bool decode(std::span<const std::byte> body, Join& out, std::string& why) {
   if (!exact(body, out, "join", why)) return false;
   if (out.magic != kMagic) return fail(why, "join", "bad magic (not a rig-remote peer)");
   if (out.version != kVersion) {
-    return fail(why, "join", "protocol version " + std::to_string(out.version) + " is not supported");
+    return fail(why, "join", "protocol version " + std::to_string(out.version) +
+                                 " is not supported (this side speaks " + std::to_string(kVersion) + ")");
   }
   if (out.count == 0 || out.count > kMaxStripes || out.stripe >= out.count) {
     return fail(why, "join", "stripe " + std::to_string(out.stripe) + " of " + std::to_string(out.count) +
@@ -413,6 +414,9 @@ bool decode(std::span<const std::byte> body, Challenge& out, std::string& why) {
   if (!exact(body, out, "challenge", why)) return false;
   if (out.auth > 1) return fail(why, "challenge", "auth field neither 0 nor 1");
   if (out.reserved != 0) return fail(why, "challenge", "reserved field set");
+  if (out.name[0] == 0 || std::memchr(out.name, 0, sizeof out.name) == nullptr) {
+    return fail(why, "challenge", "the agent's name is empty or not NUL-terminated");
+  }
   return true;
 }
 
@@ -422,16 +426,6 @@ bool decode(std::span<const std::byte> body, Proof& out, std::string& why) {
 
 bool decode(std::span<const std::byte> body, Ping& out, std::string& why) {
   return exact(body, out, "ping", why);
-}
-
-std::string_view fixed_string(const char (&field)[32]) {
-  const void* nul = std::memchr(field, 0, sizeof field);
-  return {field, nul ? static_cast<std::size_t>(static_cast<const char*>(nul) - field) : 0};
-}
-
-void set_fixed_string(char (&field)[32], std::string_view text) {
-  std::memset(field, 0, sizeof field);
-  std::memcpy(field, text.data(), std::min(text.size(), sizeof field - 1));
 }
 
 bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why) {

@@ -112,6 +112,11 @@ struct LinkOptions {
   /// environment's RIG_SECRET_FILE, else RIG_SECRET. With none, only an agent that runs open
   /// (on loopback, without a secret) is accepted; with one, only an agent that proves it.
   std::string secret_file;
+  /// Pins the agent's name (rig-agent --name; its host's name by default): set, the job is
+  /// refused unless the agent's challenge gives this name. Both proofs cover the name either
+  /// way; pin it where agents share a secret, so that no one can send the job to another of
+  /// them (wire/PROTOCOL.md 6.1). Empty: any name.
+  std::string agent_name;
 };
 
 /// A link: made by Job::connect, it lives as long as its job. Its calls here are what a
@@ -130,6 +135,8 @@ class RIG_API Link {
   /// The address the job's connection reached, numeric ("127.0.0.1:7300", "[::1]:7300"): the
   /// first of the endpoint's addresses that accepted. Its stripes connect to it too.
   const std::string& address() const { return address_; }
+  /// The agent's name, as its challenge gave it and its proof confirmed (LinkOptions::agent_name).
+  const std::string& agent_name() const { return agent_name_; }
   /// Where each stripe's connection went (its peer's address), in stripe order.
   const std::vector<std::string>& stripe_addresses() const { return stripe_addresses_; }
   /// The accounts of the devices the agent opened, as its welcome gave them: the host first
@@ -175,6 +182,7 @@ class RIG_API Link {
   const std::uint64_t tag_;  ///< taken in the constructor, given back in the destructor
   std::string endpoint_;
   std::string address_;
+  std::string agent_name_;
   std::vector<std::string> stripe_addresses_;
   StagingAllocator staging_;
   std::vector<Account> accounts_;

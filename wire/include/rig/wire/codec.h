@@ -192,6 +192,7 @@ inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_byt
 // fixed_string (public): rig/wire/messages.h, beside the fields it reads.
 // Writes `text` NUL-padded into a fixed field, cut to leave at least one NUL.
 void set_fixed_string(char (&field)[32], std::string_view text);
+void set_fixed_string(char (&field)[kAgentNameBytes], std::string_view text);
 
 // ---- the status query (kFeatureStatus) ----
 

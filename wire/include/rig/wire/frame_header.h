@@ -11,7 +11,8 @@ static_assert(std::endian::native == std::endian::little,
               "protocol v1 is little-endian and this codec lays structs out natively");
 
 inline constexpr std::uint32_t kMagic = 0x52474952;  // "RIGR" read as a little-endian u32
-inline constexpr std::uint16_t kVersion = 2;  // 2: the authenticated handshake
+// 2: the authenticated handshake; 3: the agent's name in its challenge and in both proofs.
+inline constexpr std::uint16_t kVersion = 3;
 
 enum class MsgType : std::uint16_t {
   kHello = 1,     // client -> agent: opens the job's connection

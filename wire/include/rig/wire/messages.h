@@ -50,15 +50,19 @@ struct Hello {
 static_assert(sizeof(Hello) == 48);
 static_assert(offsetof(Hello, nonce) == 16);
 
-// The agent's answer to a hello, and to a join: its nonce, and whether it authenticates peers
-// (then the peer must prove that it holds the agent's secret; otherwise it runs open, which an
-// agent does only on loopback and a client that holds a secret refuses).
+// The agent's answer to a hello, and to a join: its nonce, whether it authenticates peers (then
+// the peer must prove that it holds the agent's secret; otherwise it runs open, which an agent
+// does only on loopback and a client that holds a secret refuses), and its name (rig-agent
+// --name), which both proofs cover and a client may pin.
+inline constexpr std::size_t kAgentNameBytes = 64;  // NUL-padded: 1 to 63 bytes of name
 struct Challenge {
   std::uint8_t nonce[kNonceBytes];  // the agent's
   std::uint32_t auth;               // 1: a proof by the shared secret is required; 0: open
   std::uint32_t reserved;
+  char name[kAgentNameBytes];       // the agent's, NUL-padded, at least one NUL
 };
-static_assert(sizeof(Challenge) == 40);
+static_assert(sizeof(Challenge) == 104);
+static_assert(offsetof(Challenge, name) == 40);
 
 // The client's answer to a challenge: its MAC (all zeros towards an open agent).
 struct Proof {
@@ -86,6 +90,7 @@ static_assert(offsetof(Account, arch) == 64);
 
 // The text of a NUL-padded fixed field (an account's name or arch): up to its first NUL.
 RIG_API std::string_view fixed_string(const char (&field)[32]);
+RIG_API std::string_view fixed_string(const char (&field)[kAgentNameBytes]);  // a challenge's name
 
 // Tail: Account[n_accounts], ids strictly increasing.
 struct Welcome {
