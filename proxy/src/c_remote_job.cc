@@ -53,6 +53,7 @@ ra::LinkOptions link_options(const rig_link_options* o) {
     opts.staging.allocate = o->staging.allocate;
     opts.staging.release = o->staging.release;
   }
+  if (RIG_HOLDS(o, agent_name) && o->agent_name != nullptr) opts.agent_name = o->agent_name;
   return opts;
 }
 

@@ -193,6 +193,14 @@ const char* c_remote_options(const c_env* env) {
   CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
   o.size = 0;
   CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
+  /* A pinned name the agent does not give (no agent's name holds a space): no link, saying why;
+   * a caller whose size ends before agent_name pins nothing. */
+  rig_link_options_init(&o);
+  o.agent_name = "no such agent";
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_ERROR, fx.why.buf);
+  CHECK(strstr(fx.why.buf, "as the job pinned") != NULL);
+  o.size = offsetof(rig_link_options, agent_name);
+  CHECK_RC(rig_job_connect(fx.j.job, env->endpoint, &o, &l, &fx.why.t), RIG_OK, fx.why.buf);
   c_fx_end(&fx);
   return NULL;
 }

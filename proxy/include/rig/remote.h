@@ -31,7 +31,7 @@ extern "C" {
 /** The version of this ABI: functions are only added within a major version; a major version
  * bumps the shared library's soname (docs/PACKAGING.md). */
 #define RIG_REMOTE_ABI_MAJOR 1
-#define RIG_REMOTE_ABI_MINOR 0
+#define RIG_REMOTE_ABI_MINOR 1
 
 /** What the functions of this header return. */
 enum rig_result {
@@ -88,6 +88,7 @@ typedef struct rig_link_options {
   int32_t poll_us;               /**< the receiving thread's spin before it sleeps; -1: RIG_POLL_US or 0 */
   uint64_t send_zc_bytes;        /**< zero-copy sends from this size; UINT64_MAX: automatic; 0: never */
   rig_staging_allocator staging; /**< both NULL: the connection's staging pool */
+  const char* agent_name;        /**< NULL or "": any agent; else the name it must give (rig-agent --name); ABI 1.1 */
 } rig_link_options;
 
 /** The agent's answer for a device it opened (the page's Wire.account). */
