@@ -66,7 +66,7 @@ foreach(doc ${RIG_INSTALLED_DOCS})
 endforeach()
 install(DIRECTORY examples/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples
         REGEX "/_build(/|$)" EXCLUDE)
-install(FILES packaging/rig-agent.service packaging/rig-agent.conf
+install(FILES packaging/rig-agent.service packaging/rig-agent.conf packaging/rig-agent-gpu.conf
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/packaging)
 
 install(EXPORT rig_remoteTargets NAMESPACE rig_remote:: DESTINATION ${RIG_CMAKE_DIR})
