@@ -12,13 +12,13 @@
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "devices/gpu_devices.h"
 #include "job/handshake.h"
 #include "process/config.h"
 #include "process/config_file.h"
+#include "process/journal_log.h"
 #include "process/notify.h"
 #include "process/server.h"
 #include "rig/engine/env_settings.h"
@@ -251,7 +251,7 @@ void define_all(CLI::App& app, Options& o) {
 
 // Applies the options that are not plain fields of the config.
 void apply(Options& o) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("rig-agent"));
+  spdlog::set_default_logger(rig::agent::stderr_logger("rig-agent"));  // with priorities under journald
   spdlog::set_level(spdlog::level::from_str(o.log_level));
   if (o.device_kind == "cuda") o.config.device_kind = rig::agent::DeviceKind::kCuda;
   if (o.device_kind == "auto") o.config.device_kind = rig::agent::DeviceKind::kAuto;
