@@ -237,7 +237,7 @@ TEST(StatusQuery, AClientThatDidNotOfferTheFeatureCannotAsk) {
 
 TEST(StatusQuery, RigInfoPrintsAnAgentsStatus) {
   AgentProcess agent;
-  const CommandRun out = run_command(std::string(RIG_INFO_PATH) + " --agent " + agent.endpoint() + " 2>&1");
+  const CommandRun out = run_command(std::string(RIG_INFO_PATH) + " --json --agent " + agent.endpoint() + " 2>&1");
   ASSERT_TRUE(out.exited(0)) << out.out;
   const nlohmann::json j = nlohmann::json::parse(out.out);
   EXPECT_EQ(j["endpoint"], agent.endpoint());

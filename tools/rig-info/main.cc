@@ -1,8 +1,9 @@
-// rig-info: what this machine offers rig-remote, as JSON (like ucx_info): the release, io_uring
-// and its features, zero-copy sends, the memlock limit, and the settings the RIG_* variables
-// give. Checks the variables as rig-agent does: a bad value is an error naming it. With
-// --agent HOST:PORT, instead: that agent's own figures, from its status query (a job of its own
-// connects, asks, and closes).
+// rig-info: what this machine offers rig-remote (like ucx_info): the release, how this build was
+// built (sanitizers, the CUDA backend), the GPUs it sees, io_uring and its features, zero-copy
+// sends, the memlock limit, the settings and every RIG_* variable (its value, never a secret's,
+// and its default). As text, one fact a line; with --json, as JSON. Checks the variables as
+// rig-agent does: a bad value is an error naming it. With --agent HOST:PORT, instead: that
+// agent's own figures, from its status query (a job of its own connects, asks, and closes).
 #include <sys/resource.h>
 
 #include <liburing.h>
@@ -16,6 +17,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "as_text.h"
+#include "gpus.h"
 #include "rig/engine/env_settings.h"
 #include "rig/engine/socket.h"
 #include "rig/remote/job.h"
@@ -26,7 +29,7 @@
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // The kernel's io_uring: whether a ring can be made (else why), its feature flags, and the
 // operations rig-remote uses.
@@ -69,29 +72,67 @@ json memlock() {
   return {{"soft_bytes", text(r.rlim_cur)}, {"hard_bytes", text(r.rlim_max)}};
 }
 
-json variable(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? json(nullptr) : json(v);
+// How this build was built: CMake's options (tools/CMakeLists.txt passes them).
+json build_facts() {
+#if defined(RIG_TSAN)
+  const char* sanitizers = "ThreadSanitizer";
+#elif defined(RIG_ASAN)
+  const char* sanitizers = "AddressSanitizer, UndefinedBehaviorSanitizer";
+#else
+  const char* sanitizers = "none";
+#endif
+#if defined(RIG_CUDA)
+  const std::string cuda = "built (CUDA toolkit " RIG_INFO_CUDA_TOOLKIT "; the driver is loaded at run time)";
+#else
+  const std::string cuda = "not built (no CUDA toolkit at configure time)";
+#endif
+  const std::string type = RIG_INFO_BUILD_TYPE;
+  return {{"build_type", type.empty() ? "none (CMake's default flags)" : type},
+          {"compiler", RIG_INFO_COMPILER},
+          {"sanitizers", sanitizers},
+          {"cuda_backend", cuda}};
 }
 
-// What a job or an agent started here would use, with the variables that set it.
+// What a job or an agent started here would use.
 json settings() {
   json s;
   s["backend"] = rig::engine::backend_name(rig::engine::default_backend());
-  s["RIG_SOCKET_BACKEND"] = variable("RIG_SOCKET_BACKEND");
-  s["RIG_SEND_ZC_BYTES"] = variable("RIG_SEND_ZC_BYTES");
   const auto zc = rig::engine::env_settings().send_zc_bytes;
   s["send_zc_bytes"] = zc ? json(*zc) : json("auto: off towards loopback, 1048576 otherwise");
-  s["RIG_STRIPES"] = variable("RIG_STRIPES");
-  s["RIG_SECRET_FILE"] = variable("RIG_SECRET_FILE");
-  s["RIG_SECRET"] = rig::engine::env_text("RIG_SECRET") != nullptr ? json("(set)") : json(nullptr);  // never its bytes
   return s;
+}
+
+// Every RIG_* variable, from the engine's one table: its value (null: unset or empty; a
+// secret's only "(set)", never its bytes) and what unset means.
+json variables() {
+  json out = json::object();
+  for (const rig::engine::EnvVariable& v : rig::engine::env_variables()) {
+    const char* value = rig::engine::env_text(v.name);
+    const json shown = value == nullptr ? json(nullptr) : v.secret ? json("(set)") : json(value);
+    out[v.name] = {{"value", shown}, {"default", v.fallback}};
+  }
+  return out;
+}
+
+// This machine's facts, in the order the text shows them.
+json machine_facts() {
+  json info;
+  info["version"] = rig::wire::software_version();
+  info["protocol"] = rig::wire::kVersion;
+  info["build"] = build_facts();
+  info["gpus"] = rig::info::gpu_facts();
+  info["io_uring"] = uring_facts();
+  const bool zc = info["io_uring"].value("available", false) && info["io_uring"]["ops"].value("send_zc", false);
+  info["zero_copy"] = {{"send_zc", zc}};
+  info["memlock"] = memlock();
+  info["settings"] = settings();
+  info["variables"] = variables();
+  return info;
 }
 
 // The status of the agent at `endpoint`: its JSON (in the agent's order), with the endpoint and
 // the devices it offers this job. Throws.
-nlohmann::ordered_json agent_status(const std::string& endpoint, const std::string& secret_file) {
-  using json = nlohmann::ordered_json;
+json agent_status(const std::string& endpoint, const std::string& secret_file) {
   auto job = rig::remote::Job::create();
   rig::remote::LinkOptions options;
   options.secret_file = secret_file;
@@ -113,10 +154,13 @@ nlohmann::ordered_json agent_status(const std::string& endpoint, const std::stri
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"rig-info: what this machine offers rig-remote (io_uring, zero-copy, memlock, settings), as JSON"};
+  CLI::App app{"rig-info: what this machine offers rig-remote (the build, GPUs, io_uring, zero-copy, memlock, "
+               "settings, the RIG_* variables), as text or JSON"};
   app.set_version_flag("--version", std::string("rig-info ") + rig::wire::software_version() + " (protocol " +
                                         std::to_string(rig::wire::kVersion) + ")");
   std::string agent, secret_file;
+  bool as_json = false;
+  app.add_flag("--json", as_json, "print JSON instead of text (the same facts)");
   app.add_option("--agent", agent,
                  "HOST:PORT of a running rig-agent: print its status instead (version, uptime, jobs (this "
                  "query's own job among them), bytes in and out, every thread's CPU time, context switches "
@@ -126,19 +170,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     (void)rig::engine::env_settings();  // a bad RIG_* variable is an error naming it
-    if (!agent.empty()) {
-      std::cout << agent_status(agent, secret_file).dump(2) << "\n";
-      return 0;
+    const json facts = agent.empty() ? machine_facts() : agent_status(agent, secret_file);
+    if (as_json) {
+      std::cout << facts.dump(2) << "\n";
+    } else {
+      rig::info::write_text(std::cout, facts);
     }
-    json info;
-    info["version"] = rig::wire::software_version();
-    info["protocol"] = rig::wire::kVersion;
-    info["io_uring"] = uring_facts();
-    const bool zc = info["io_uring"].value("available", false) && info["io_uring"]["ops"].value("send_zc", false);
-    info["zero_copy"] = {{"send_zc", zc}};
-    info["memlock"] = memlock();
-    info["settings"] = settings();
-    std::cout << info.dump(2) << "\n";
   } catch (const std::exception& e) {
     std::cerr << "rig-info: " << e.what() << "\n";
     return 1;

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 
 #include "rig/engine/backend.h"
 
@@ -34,6 +35,18 @@ EnvSettings parse_env_settings(const std::function<const char*(const char*)>& lo
 // The process's settings, read from its environment at the first call and kept. Throws the
 // error of parse_env_settings at every call while a value is bad.
 const EnvSettings& env_settings();
+
+// A RIG_* variable as env_settings.cc declares it, for those that list them (rig-info).
+struct EnvVariable {
+  const char* name;
+  const char* takes;     // what it takes (the error's words)
+  const char* fallback;  // what unset or empty means
+  bool secret;           // its value is never shown, only whether it is set (RIG_SECRET)
+};
+
+// Every RIG_* variable the library and rig-agent read, each once, in the table's order: those
+// kept in EnvSettings and those read at each use (env_text: RIG_SECRET_FILE, RIG_SECRET).
+std::span<const EnvVariable> env_variables();
 
 // A variable read at each use, by the same rule (secrets are never kept: RIG_SECRET_FILE,
 // RIG_SECRET): its value, or null when unset or empty.
