@@ -162,7 +162,8 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
   return true;
 }
 
-bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, std::string& why) {
+bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, HandshakePlace& handshaking,
+                 std::string& why) {
   wire::Nonce nonce{};
   wire::Mac proof{};
   if (!challenge(fd, config, nonce, proof, why)) {
@@ -174,6 +175,7 @@ bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, std:
     refuse(fd, kAuthFailed);
     return false;
   }
+  handshaking.release();
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, config.backend);
   const std::string refused = StripeRegistry::instance().attach(join, socket);
   if (refused.empty()) return true;

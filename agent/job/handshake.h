@@ -14,6 +14,7 @@
 
 #include "job/job_stripes.h"
 #include "process/config.h"
+#include "process/handshake_room.h"
 #include "rig/engine/connection.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/messages.h"
@@ -59,7 +60,10 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
 
 // Proves the data connection `fd` (taken) and attaches it to its job; if it is refused, tells
 // the peer (kAuthFailed, or the job's reason once proved) and returns false with why.
-bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, std::string& why);
+// Its place among the connections in their handshake (`handshaking`) is given back once the
+// join is proved, before the connection is attached (no shed may touch a stripe).
+bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, HandshakePlace& handshaking,
+                 std::string& why);
 
 // Tells the peer of `fd` (taken), which has no job, why it is refused: a kFailure, best effort.
 // Waits at most timeout_ms for the peer to take it.

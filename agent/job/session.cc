@@ -47,7 +47,7 @@ void Session::JobParts::end() {
   objects.clear();
 }
 
-Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking,
+Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, HandshakePlace& handshaking,
                  Drain& drain)
     : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
 
@@ -63,8 +63,7 @@ bool Session::run() {
     return !joining;
   }
   if (first.join) {
-    const bool joined = join_stripe(fd_, first.stripe, config_, why);
-    handshaking_.release();
+    const bool joined = join_stripe(fd_, first.stripe, config_, handshaking_, why);
     if (joined) spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
     else spdlog::warn("data connection from {}: {}", peer_, why);
     return false;  // a stripe of a job: that job's session uses it

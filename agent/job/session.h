@@ -22,6 +22,7 @@
 #include "process/config.h"
 #include "process/drain.h"
 #include "process/gauges.h"
+#include "process/handshake_room.h"
 #include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/frame_reader.h"
@@ -33,7 +34,8 @@ class Session {
   // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
   // the connections in their handshake, given back once the handshake ends.
   // `drain`: the agent's stop (drain.h).
-  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, Held& handshaking, Drain& drain);
+  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, HandshakePlace& handshaking,
+          Drain& drain);
   ~Session();
   // Runs the job until it closes or fails; then everything the job held is freed. Returns
   // false when the connection was not a job's (a stripe joining one, or refused as such).
@@ -79,7 +81,7 @@ class Session {
   AgentConfig config_;
   std::string peer_;
   Gauges& gauges_;
-  Held& handshaking_;
+  HandshakePlace& handshaking_;
   Drain& drain_;
   int fd_;
   engine::Counters counters_;

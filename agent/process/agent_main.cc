@@ -134,7 +134,13 @@ void define_service_options(CLI::App& app, Options& o) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
   app.add_option("--max-handshakes", o.config.max_handshakes,
-                 "connections still in their handshake at once (unauthenticated); more are refused")
+                 "connections still in their handshake at once (unauthenticated); a newcomer past it sheds "
+                 "the oldest of the source that holds the most")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--max-handshakes-per-source", o.config.max_handshakes_per_source,
+                 "of those, from one source (an IPv4 address, an IPv6 /64); a newcomer past it sheds its "
+                 "source's oldest")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
   app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")

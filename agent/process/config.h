@@ -49,7 +49,8 @@ struct AgentConfig {
   // on serving. Connections of any kind (each holds a thread), connections still in their
   // handshake, jobs at once; per job: objects and images, and bytes waiting in staging.
   std::uint32_t max_connections = 256;
-  std::uint32_t max_handshakes = 32;
+  std::uint32_t max_handshakes = 32;  // past it, the oldest is shed (handshake_room.h)
+  std::uint32_t max_handshakes_per_source = 8;
   std::uint32_t max_jobs = 64;
   std::uint64_t max_objects = 1u << 16;
   std::uint64_t max_staged_bytes = 1ull << 30;

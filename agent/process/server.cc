@@ -23,7 +23,9 @@
 
 namespace rig::agent {
 
-Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
+Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config)
+    : config_(config),
+      room_(std::make_shared<HandshakeRoom>(config.max_handshakes, config.max_handshakes_per_source, *gauges_)) {
   listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   const int flags = ::fcntl(listen_fd_, F_GETFL);
@@ -88,6 +90,21 @@ namespace {
 // agent waits a moment, doubling up to a second, and accepts again.
 bool passes(int err) { return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM; }
 
+// After accept failed with `err`: whether the agent accepts on, having waited out the backoff
+// where the error passes (doubling from 10 ms up to a second; `backoff_ms` keeps it).
+bool accept_passes(int err, int& backoff_ms) {
+  // EAGAIN: the connection poll saw went away before accept.
+  if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) return true;
+  if (!passes(err)) {
+    spdlog::error("accept: {}: the agent stops", std::strerror(err));
+    return false;
+  }
+  backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
+  spdlog::warn("accept: {}; accepting again in {} ms", std::strerror(err), backoff_ms);
+  std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+  return true;
+}
+
 std::string peer_name(const sockaddr_storage& peer) {
   char addr[INET6_ADDRSTRLEN] = "?";
   std::uint16_t port = 0;
@@ -110,13 +127,6 @@ bool Server::admit(int fd, const std::string& who) {
     refuse(fd, "the agent serves its limit of " + std::to_string(config_.max_connections) +
                    " connections (rig-agent --max-connections)", 0);
     spdlog::warn("connection from {} refused: {} connections", who, config_.max_connections);
-    return false;
-  }
-  if (!take(gauges_->handshakes, config_.max_handshakes)) {
-    gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
-    refuse(fd, "the agent has its limit of " + std::to_string(config_.max_handshakes) +
-                   " connections in their handshake (rig-agent --max-handshakes)", 0);
-    spdlog::warn("connection from {} refused: {} handshakes under way", who, config_.max_handshakes);
     return false;
   }
   return true;
@@ -150,26 +160,21 @@ void Server::serve(std::uint64_t max_jobs) {
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
     const int err = errno;
     if (fd < 0) {
-      // EAGAIN: the connection poll saw went away before accept.
-      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) continue;
-      if (!passes(err)) {
-        spdlog::error("accept: {}: the agent stops", std::strerror(err));
-        break;
-      }
-      backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
-      spdlog::warn("accept: {}; accepting again in {} ms", std::strerror(err), backoff_ms);
-      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+      if (!accept_passes(err, backoff_ms)) break;
       continue;
     }
     backoff_ms = 0;
     engine::set_job_options(fd);
     const std::string who = peer_name(peer);
     if (!admit(fd, who)) continue;
+    const std::uint64_t ticket = room_->enter(fd, peer);
     // A connection is a job or a stripe joining one: only jobs count toward max_jobs. `this`
     // outlives the thread when max_jobs > 0 (serve waits for every thread below).
     try {
-      std::thread([this, fd, who, config = config_, gauges = gauges_, drain = drain_, tally, max_jobs] {
-        Held connection(gauges->connections), handshaking(gauges->handshakes);
+      std::thread([this, fd, who, config = config_, gauges = gauges_, drain = drain_, room = room_, ticket, tally,
+                   max_jobs] {
+        Held connection(gauges->connections);
+        HandshakePlace handshaking(*room, ticket);
         bool job = true;
         try {  // the thread's edge: no exception crosses it
           Session session(fd, config, who, *gauges, handshaking, *drain);
@@ -190,7 +195,7 @@ void Server::serve(std::uint64_t max_jobs) {
     } catch (const std::system_error& e) {
       // No thread for it (threads or memory exhausted): refused, and the agent goes on.
       gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
-      gauges_->handshakes.fetch_sub(1, std::memory_order_relaxed);
+      room_->leave(ticket);
       refuse(fd, std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
       spdlog::error("connection from {} refused: no thread: {}", who, e.what());
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -10,6 +10,7 @@
 #include "process/config.h"
 #include "process/drain.h"
 #include "process/gauges.h"
+#include "process/handshake_room.h"
 #include "rig/engine/tcp.h"
 
 namespace rig::agent {
@@ -41,7 +42,8 @@ class Server {
   }
 
  private:
-  // Counts the connection against the limits, or refuses it (closing fd) and returns false.
+  // Counts the connection against the limit of connections, or refuses it (closing fd) and
+  // returns false. Its place among those in their handshake is taken apart (room_).
   bool admit(int fd, const std::string& who);
   // Wakes serve()'s poll through wake_fd_.
   void wake();
@@ -49,6 +51,8 @@ class Server {
   AgentConfig config_;
   std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   std::shared_ptr<Drain> drain_ = std::make_shared<Drain>();
+  // The connections in their handshake (shed, never refused); shared with their threads.
+  std::shared_ptr<HandshakeRoom> room_;
   int listen_fd_ = -1;  // non-blocking: serve() polls it beside wake_fd_
   int wake_fd_ = -1;    // an eventfd that stop() and reload() write
   std::uint16_t port_ = 0;

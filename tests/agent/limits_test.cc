@@ -2,6 +2,12 @@
 // the agent goes on serving the jobs that keep to them; exhausted descriptors pass.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -26,14 +32,62 @@ TEST(AgentLimits, AConnectionPastTheLimitIsRefusedWithTheReasonAndTheAgentGoesOn
   EXPECT_EQ(connects_within(agent.endpoint()), "");
 }
 
-TEST(AgentLimits, ConnectionsThatNeverFinishTheirHandshakeHoldOnlyTheirOwnPlaces) {
+// A silent connection from `source` (a loopback address: 127.0.0.0/8 is all this machine's) to
+// the agent on 127.0.0.1:`port`; closed at scope exit.
+struct SilentPeer {
+  SilentPeer(const char* source, const std::string& endpoint) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &a.sin_addr);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << source;
+    const std::uint16_t port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  }
+  ~SilentPeer() { ::close(fd); }
+  // Whether the agent shed it: its end of the stream comes within 10 s (the agent says nothing
+  // to a connection in its handshake otherwise).
+  bool shed() const {
+    pollfd p{fd, POLLIN, 0};
+    char c;
+    return ::poll(&p, 1, 10000) == 1 && ::recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+  }
+  // Whether it is still open and unanswered, now.
+  bool held() const {
+    char c;
+    return ::recv(fd, &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN;
+  }
+  int fd = -1;
+};
+
+TEST(AgentLimits, StrangersHoldingEveryHandshakePlaceLockNoJobOutTheOldestIsShed) {
   AgentProcess agent({"--max-handshakes", "2"});
-  // Connect, say nothing. The agent accepts in the order of connecting: a and b take the places.
-  RawClient a(agent.endpoint()), b(agent.endpoint());
-  RawClient third(agent.endpoint());
-  EXPECT_NE(third.failure_text().find("limit of 2 connections in their handshake"), std::string::npos);
-  a.hello();  // one finishes its handshake: its place is free again
-  EXPECT_EQ(connects_within(agent.endpoint()), "");
+  std::vector<std::unique_ptr<SilentPeer>> strangers;
+  for (int i = 0; i < 20; ++i) strangers.push_back(std::make_unique<SilentPeer>("127.0.0.1", agent.endpoint()));
+  // The agent accepts in the order of connecting: the job comes after all of them, and gets in.
+  auto job = remote::Job::create();
+  EXPECT_NO_THROW(job->connect(agent.endpoint()));
+  for (int i = 0; i < 19; ++i) EXPECT_TRUE(strangers[i]->shed()) << "stranger " << i;
+  EXPECT_TRUE(strangers[19]->held()) << "the newest stranger lost its place to the job, not to an older one";
+}
+
+TEST(AgentLimits, AFloodFromOneSourceShedsItsOwnConnectionsAndOtherSourcesKeepTheirs) {
+  // Past its share a source sheds its own oldest, though the places are not all taken; and
+  // with all taken, the source that holds the most loses its oldest.
+  for (const auto& [places, share] : {std::pair{"4", "2"}, std::pair{"3", "8"}}) {
+    AgentProcess agent({"--max-handshakes", places, "--max-handshakes-per-source", share});
+    SilentPeer first("127.0.0.2", agent.endpoint()), second("127.0.0.2", agent.endpoint());
+    std::vector<std::unique_ptr<SilentPeer>> flood;
+    for (int i = 0; i < 10; ++i) flood.push_back(std::make_unique<SilentPeer>("127.0.0.3", agent.endpoint()));
+    // The eighth is shed once the agent took the tenth: then the flood has passed. (With 3
+    // places and a share of 8, the room filled while 127.0.0.2 held the most: `first` went then.)
+    EXPECT_TRUE(flood[7]->shed()) << places << " places";
+    EXPECT_TRUE(first.held() || std::string(share) == "8") << places << " places, " << share << " a source";
+    EXPECT_TRUE(second.held()) << places << " places, " << share << " a source";
+    EXPECT_NO_THROW(remote::Job::create()->connect(agent.endpoint())) << places << " places";
+  }
 }
 
 TEST(AgentLimits, AJobPastTheJobLimitIsRefusedAndTheNextOneIsServedOnceAJobEnds) {
@@ -89,7 +143,8 @@ TEST(AgentLimits, AHandoverPastTheRoomsSixtyFourMiBIsAProtocolViolation) {
 
 TEST(AgentLimits, ExhaustedDescriptorsPassAndTheAgentServesAgainOnceTheyAreBack) {
   // 40 descriptors: a few dozen idle connections use them all, and accept sees EMFILE.
-  AgentProcess agent({"--max-connections", "200", "--max-handshakes", "200"}, false, {"prlimit", "--nofile=40"});
+  AgentProcess agent({"--max-connections", "200", "--max-handshakes", "200", "--max-handshakes-per-source", "200"}, false,
+                     {"prlimit", "--nofile=40"});
   std::vector<std::unique_ptr<RawClient>> flood;
   for (int i = 0; i < 60; ++i) flood.push_back(std::make_unique<RawClient>(agent.endpoint()));
   // Once it holds all 40 with connections still queued, its next accept meets EMFILE (held_by
