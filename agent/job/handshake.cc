@@ -14,18 +14,22 @@
 namespace rig::agent {
 namespace {
 
-bool recv_within(int fd, void* buf, std::size_t n, const char* what, std::string& why) {
-  const int rc = engine::recv_within(fd, buf, n, kHelloTimeoutMs);
-  if (rc == -ETIME) why = std::string("no complete ") + what + " within " + std::to_string(kHelloTimeoutMs) + " ms";
-  else if (rc != 0) why = std::string("connection closed in its ") + what;
+bool recv_within(int fd, const HandshakeDeadline& d, void* buf, std::size_t n, const char* what, std::string& why) {
+  const int rc = engine::recv_within(fd, buf, n, d.left_ms());
+  if (rc == -ETIME) {
+    why = std::string("no complete ") + what + " within the handshake's " + std::to_string(d.bound_ms) +
+          " ms of connecting";
+  } else if (rc != 0) {
+    why = std::string("connection closed in its ") + what;
+  }
   return rc == 0;
 }
 
 // Reads a whole frame of type `type` whose body is exactly an M, within the handshake's time.
 template <class M>
-bool recv_message(int fd, wire::MsgType type, M& out, const char* what, std::string& why) {
+bool recv_message(int fd, const HandshakeDeadline& d, wire::MsgType type, M& out, const char* what, std::string& why) {
   wire::FrameHeader h{};
-  if (!recv_within(fd, &h, sizeof h, what, why)) return false;
+  if (!recv_within(fd, d, &h, sizeof h, what, why)) return false;
   if (const char* bad = wire::check_header(h)) {
     why = std::string("bad ") + what + " frame: " + bad;
     return false;
@@ -35,20 +39,21 @@ bool recv_message(int fd, wire::MsgType type, M& out, const char* what, std::str
     return false;
   }
   alignas(8) std::byte body[sizeof(M)];
-  return recv_within(fd, body, sizeof body, what, why) && wire::decode(body, out, why);
+  return recv_within(fd, d, body, sizeof body, what, why) && wire::decode(body, out, why);
 }
 
 template <class M>
-bool send_message(int fd, const M& msg, const char* what, std::string& why) {
+bool send_message(int fd, const HandshakeDeadline& d, const M& msg, const char* what, std::string& why) {
   const auto f = wire::encode(msg);
   const iovec iov = engine::to_iov(&f, sizeof f);
-  if (engine::send_within(fd, {&iov, 1}, kHelloTimeoutMs) == 0) return true;
+  if (engine::send_within(fd, {&iov, 1}, d.left_ms()) == 0) return true;
   why = std::string("connection lost sending the ") + what;
   return false;
 }
 
 // Sends a challenge with a fresh nonce and the agent's name, and reads the proof that answers it.
-bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac& proof, std::string& why,
+bool challenge(int fd, const HandshakeDeadline& d, const AgentConfig& config, wire::Nonce& nonce, wire::Mac& proof,
+               std::string& why,
                std::array<char, wire::kAgentNameBytes>* name = nullptr) {
   nonce = wire::fresh_nonce();
   wire::Challenge c{};
@@ -57,8 +62,7 @@ bool challenge(int fd, const AgentConfig& config, wire::Nonce& nonce, wire::Mac&
   wire::set_fixed_string(c.name, agent_name(config));
   if (name != nullptr) *name = wire::to_array(c.name);
   wire::Proof p{};
-  if (!send_message(fd, c, "challenge", why) ||
-      !recv_message(fd, wire::MsgType::kProof, p, "proof", why)) {
+  if (!send_message(fd, d, c, "challenge", why) || !recv_message(fd, d, wire::MsgType::kProof, p, "proof", why)) {
     return false;
   }
   proof = wire::to_array(p.mac);
@@ -84,9 +88,14 @@ std::string check_agent_name(const std::string& name) {
   return "";
 }
 
-bool read_first_frame(int fd, FirstFrame& out, bool& joining, std::string& why) {
+int HandshakeDeadline::left_ms() const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+}
+
+bool read_first_frame(int fd, const HandshakeDeadline& d, FirstFrame& out, bool& joining, std::string& why) {
   wire::FrameHeader h{};
-  if (!recv_within(fd, &h, sizeof h, "first frame (hello or join)", why)) return false;
+  if (!recv_within(fd, d, &h, sizeof h, "first frame (hello or join)", why)) return false;
   if (const char* bad = wire::check_header(h)) {
     why = std::string("bad hello frame: ") + bad;
     return false;
@@ -98,22 +107,22 @@ bool read_first_frame(int fd, FirstFrame& out, bool& joining, std::string& why) 
       why = "join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof body);
       return false;
     }
-    return recv_within(fd, body, sizeof body, "join", why) && wire::decode(body, out.stripe, why);
+    return recv_within(fd, d, body, sizeof body, "join", why) && wire::decode(body, out.stripe, why);
   }
   if (h.type != static_cast<std::uint16_t>(wire::MsgType::kHello) || h.length != sizeof(wire::Hello)) {
     why = std::string("expected hello, got ") + wire::type_name(h.type);
     return false;
   }
   alignas(8) std::byte body[sizeof(wire::Hello)];
-  return recv_within(fd, body, sizeof body, "hello", why) && wire::decode(body, out.hello, why);
+  return recv_within(fd, d, body, sizeof body, "hello", why) && wire::decode(body, out.hello, why);
 }
 
-bool authenticate(int fd, const wire::Hello& hello, const AgentConfig& config, wire::Transcript& t,
-                  wire::SecretBytes& secret, std::string& why) {
+bool authenticate(int fd, const HandshakeDeadline& d, const wire::Hello& hello, const AgentConfig& config,
+                  wire::Transcript& t, wire::SecretBytes& secret, std::string& why) {
   t.offered = hello.features;
   t.client = wire::to_array(hello.nonce);
   wire::Mac proof{};
-  if (!challenge(fd, config, t.agent, proof, why, &t.name)) return false;
+  if (!challenge(fd, d, config, t.agent, proof, why, &t.name)) return false;
   if (!config.authenticates()) {
     secret = {};
     return true;  // open: nothing to prove (loopback only)
@@ -162,11 +171,11 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
   return true;
 }
 
-bool join_stripe(int fd, const wire::Join& join, const AgentConfig& config, HandshakePlace& handshaking,
-                 std::string& why) {
+bool join_stripe(int fd, const HandshakeDeadline& d, const wire::Join& join, const AgentConfig& config,
+                 HandshakePlace& handshaking, std::string& why) {
   wire::Nonce nonce{};
   wire::Mac proof{};
-  if (!challenge(fd, config, nonce, proof, why)) {
+  if (!challenge(fd, d, config, nonce, proof, why)) {
     refuse(fd, kAuthFailed);
     return false;
   }

@@ -49,7 +49,13 @@ void Session::JobParts::end() {
 
 Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, HandshakePlace& handshaking,
                  Drain& drain)
-    : config_(config), peer_(std::move(peer)), gauges_(gauges), handshaking_(handshaking), drain_(drain), fd_(fd) {}
+    : config_(config),
+      peer_(std::move(peer)),
+      gauges_(gauges),
+      handshaking_(handshaking),
+      drain_(drain),
+      fd_(fd),
+      deadline_{std::chrono::steady_clock::now() + std::chrono::milliseconds(config.handshake_ms), config.handshake_ms} {}
 
 Session::~Session() = default;
 
@@ -57,20 +63,20 @@ bool Session::run() {
   std::string why;
   FirstFrame first;
   bool joining = false;
-  if (!read_first_frame(fd_, first, joining, why)) {
+  if (!read_first_frame(fd_, deadline_, first, joining, why)) {
     spdlog::warn("{} from {}: {}", joining ? "data connection" : "job", peer_, why);
     refuse(fd_, why);
     return !joining;
   }
   if (first.join) {
-    const bool joined = join_stripe(fd_, first.stripe, config_, handshaking_, why);
+    const bool joined = join_stripe(fd_, deadline_, first.stripe, config_, handshaking_, why);
     if (joined) spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
     else spdlog::warn("data connection from {}: {}", peer_, why);
     return false;  // a stripe of a job: that job's session uses it
   }
   wire::Transcript transcript;
   wire::SecretBytes secret;
-  if (!authenticate(fd_, first.hello, config_, transcript, secret, why)) {
+  if (!authenticate(fd_, deadline_, first.hello, config_, transcript, secret, why)) {
     spdlog::warn("job from {}: {}: {}", peer_, kAuthFailed, why);
     refuse(fd_, kAuthFailed);
     return true;

@@ -18,6 +18,7 @@
 #include "exec/outbox.h"
 #include "exec/staging.h"
 #include "job/job_stripes.h"
+#include "job/handshake.h"
 #include "job/objects.h"
 #include "process/config.h"
 #include "process/drain.h"
@@ -84,6 +85,7 @@ class Session {
   HandshakePlace& handshaking_;
   Drain& drain_;
   int fd_;
+  const HandshakeDeadline deadline_;  // from the Session's making, right after the accept
   engine::Counters counters_;
   std::unique_ptr<JobParts> job_;
   bool status_accepted_ = false;  // the welcome accepted kFeatureStatus

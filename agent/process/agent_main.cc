@@ -109,6 +109,25 @@ void take_byte_units(CLI::App& app) {
   }
 }
 
+// Connections in their handshake: how many, from one source, for how long.
+void define_handshake_options(CLI::App& app, Options& o) {
+  app.add_option("--max-handshakes", o.config.max_handshakes,
+                 "connections still in their handshake at once (unauthenticated); a newcomer past it sheds "
+                 "the oldest of the source that holds the most")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+  app.add_option("--handshake-ms", o.config.handshake_ms,
+                 "a connection's whole handshake (every frame of it, both ways) is done within this of its "
+                 "accept, however the peer spreads its bytes; else it is refused")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 600000));
+  app.add_option("--max-handshakes-per-source", o.config.max_handshakes_per_source,
+                 "of those, from one source (an IPv4 address, an IPv6 /64); a newcomer past it sheds its "
+                 "source's oldest")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 20));
+}
+
 // How the agent serves: polling, gathering, silence, its limits, draining, logging.
 void define_service_options(CLI::App& app, Options& o) {
   app.add_option("--poll-us", o.config.poll_us,
@@ -133,16 +152,7 @@ void define_service_options(CLI::App& app, Options& o) {
                  "connections of any kind at once (each holds a thread); more are refused")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-handshakes", o.config.max_handshakes,
-                 "connections still in their handshake at once (unauthenticated); a newcomer past it sheds "
-                 "the oldest of the source that holds the most")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
-  app.add_option("--max-handshakes-per-source", o.config.max_handshakes_per_source,
-                 "of those, from one source (an IPv4 address, an IPv6 /64); a newcomer past it sheds its "
-                 "source's oldest")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1u << 20));
+  define_handshake_options(app, o);
   app.add_option("--max-jobs", o.config.max_jobs, "jobs at once; more are refused")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 20));

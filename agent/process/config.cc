@@ -65,7 +65,8 @@ std::string describe(const AgentConfig& c) {
          " silence_ms=" + std::to_string(c.silence_ms) + " poll_us=" + std::to_string(c.poll_us) +
          " gather_us=" + std::to_string(c.gather_us) + " max_connections=" + std::to_string(c.max_connections) +
          " max_handshakes=" + std::to_string(c.max_handshakes) +
-         " max_handshakes_per_source=" + std::to_string(c.max_handshakes_per_source) + " max_jobs=" + std::to_string(c.max_jobs) +
+         " max_handshakes_per_source=" + std::to_string(c.max_handshakes_per_source) +
+         " handshake_ms=" + std::to_string(c.handshake_ms) + " max_jobs=" + std::to_string(c.max_jobs) +
          " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
          " secrets=" + secret + " name=" + (c.name.empty() ? std::string("(the host's)") : c.name);
 }

@@ -50,6 +50,8 @@ struct AgentConfig {
   // handshake, jobs at once; per job: objects and images, and bytes waiting in staging.
   std::uint32_t max_connections = 256;
   std::uint32_t max_handshakes = 32;  // past it, the oldest is shed (handshake_room.h)
+  // The whole handshake, every frame of it both ways, is done within this of the accept.
+  int handshake_ms = 10000;
   std::uint32_t max_handshakes_per_source = 8;
   std::uint32_t max_jobs = 64;
   std::uint64_t max_objects = 1u << 16;

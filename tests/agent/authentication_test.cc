@@ -142,7 +142,7 @@ TEST(Authentication, AnAgentWithoutANameGoesByItsHostsAndRefusesToStartWithAName
   AgentProcess agent;
   EXPECT_EQ(remote::Job::create()->connect(agent.endpoint()).agent_name(), host_name());
   // Too long by one byte, a space, empty: refused before it listens, naming the option.
-  for (const std::string bad : {std::string(wire::kAgentNameBytes, 'g'), std::string("gpu 7"), std::string()}) {
+  for (const std::string& bad : {std::string(wire::kAgentNameBytes, 'g'), std::string("gpu 7"), std::string()}) {
     // (timeout: an agent that takes the name would serve until killed)
     const CommandRun run = run_command("timeout 10 " + agent_path() + " --listen 127.0.0.1:0 --name '" + bad + "' 2>&1");
     EXPECT_FALSE(run.exited(0)) << "started with --name '" << bad << "'";
@@ -183,6 +183,38 @@ TEST(Authentication, ARelayThatRenamesTheAgentInItsChallengeGetsOnlyAuthenticati
   ::close(listen_fd);
   EXPECT_NE(why.find("refused the job: authentication failed"), std::string::npos) << why;
   EXPECT_EQ(connect_error(agent.endpoint()), "");  // the agent serves on
+}
+
+// Writes the frame of `msg` in two pieces: its header after `first`, its body `gap` later.
+template <class M>
+void send_in_two(int fd, const M& msg, std::chrono::milliseconds first, std::chrono::milliseconds gap) {
+  const auto f = wire::encode(msg);
+  const auto* bytes = reinterpret_cast<const char*>(&f);
+  std::this_thread::sleep_for(first);
+  write_all(fd, bytes, sizeof(wire::FrameHeader));  // may fail once refused: not checked
+  std::this_thread::sleep_for(gap);
+  write_all(fd, bytes + sizeof(wire::FrameHeader), sizeof f - sizeof(wire::FrameHeader));
+}
+
+TEST(Authentication, AHandshakeSpreadPastItsOneDeadlineIsRefusedThoughEachPieceCameWithinIt) {
+  // Each piece comes 0.9 of the bound after the one before: a bound per read lets all of them in.
+  constexpr int kBoundMs = 1000;
+  const auto gap = std::chrono::milliseconds(kBoundMs * 9 / 10);
+  AgentProcess agent({"--handshake-ms", std::to_string(kBoundMs)});
+  RawClient c(agent.endpoint());
+  const engine::Secret secret = test_secret();
+  wire::Transcript t;
+  t.client = wire::fresh_nonce();
+  wire::Hello h{wire::kMagic, wire::kVersion, 0, 0, 0};
+  std::copy(t.client.begin(), t.client.end(), h.nonce);
+  send_in_two(c.fd(), h, std::chrono::milliseconds(0), gap);  // at once, and 0.9 in
+  const wire::Challenge challenge = read_challenge(c.fd());
+  t.agent = wire::to_array(challenge.nonce);
+  t.name = wire::to_array(challenge.name);
+  send_in_two(c.fd(), proof_of(wire::client_proof(secret.bytes, t)), gap, gap);  // 1.8 and 2.7 in
+  // A right proof, too late: the peer learns only that (the agent's log says "no complete proof
+  // within the handshake's 1000 ms of connecting").
+  EXPECT_EQ(c.failure_text(), "authentication failed");
 }
 
 TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {
