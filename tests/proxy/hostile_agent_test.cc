@@ -171,6 +171,45 @@ TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobClo
   EXPECT_NE(s.why.find("closed"), std::string::npos) << s.why;
 }
 
+TEST(HostileAgent, ASmallSubmitBlockedOnAnAgentThatStoppedReadingFailsOnceTheJobCloses) {
+  // Sends of less than 64 KiB go by sendmsg(2) on io_uring's backend too (UringSocket::
+  // kRingSendMinBytes): copies of 48 KiB, one after another, fill the socket until one blocks.
+  // The job's close cuts that send short: it must fail that submit, not take what went for the
+  // whole message (the failure would then come only with the next submit).
+  constexpr std::size_t kPiece = 48u << 10;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  FakeAgent agent(1, [released](int fd) {
+    answer_next_request(fd);
+    released.wait();
+    drain(fd);
+  });
+  ReleaseAtEnd release_at_end{release};
+  auto job = Job::create();
+  Driven dev(job->connect(agent.endpoint()), 1);
+  auto region = dev->alloc(edge::Memory::kDevice, 64u << 20);
+  ASSERT_TRUE(region.has_value());
+  std::vector<std::byte> up(kPiece, std::byte{1});
+  std::atomic<std::uint64_t> committed{0};  // release by the submitter; acquire by the test
+  auto failed_at = std::async(std::launch::async, [&] {
+    for (std::uint64_t i = 0;; ++i) {
+      Work w;
+      w.to_device(up.data(), *region, (i * kPiece) % ((64u << 20) - kPiece), kPiece);
+      if (!dev.submit(w).ok()) return i;
+      committed.store(i + 1, std::memory_order_release);
+    }
+  });
+  // Blocked: no submit returned for a second (the socket holds about 10 MB: a few hundred).
+  for (std::uint64_t seen = ~0ull; seen != committed.load(std::memory_order_acquire);) {
+    seen = committed.load(std::memory_order_acquire);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  const std::uint64_t blocked = committed.load(std::memory_order_acquire);
+  job->close();
+  ASSERT_EQ(failed_at.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_EQ(failed_at.get(), blocked) << "the submit blocked at the close did not fail";
+}
+
 // An agent that fails a job says why, then resets the connection: a send of the client then fails
 // with EPIPE or ECONNRESET while the failure lies unread in its socket. The order is forced: the
 // link's receiving thread is held in a signal handler until the send has failed (the link's
