@@ -64,19 +64,25 @@ bool Session::run() {
   FirstFrame first;
   bool joining = false;
   if (!read_first_frame(fd_, deadline_, first, joining, why)) {
+    bump(gauges_.handshakes_failed);
     spdlog::warn("{} from {}: {}", joining ? "data connection" : "job", peer_, why);
     refuse(fd_, why);
     return !joining;
   }
   if (first.join) {
     const bool joined = join_stripe(fd_, deadline_, first.stripe, config_, handshaking_, why);
-    if (joined) spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
-    else spdlog::warn("data connection from {}: {}", peer_, why);
+    if (joined) {
+      spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
+    } else {
+      bump(gauges_.handshakes_failed);
+      spdlog::warn("data connection from {}: {}", peer_, why);
+    }
     return false;  // a stripe of a job: that job's session uses it
   }
   wire::Transcript transcript;
   wire::SecretBytes secret;
   if (!authenticate(fd_, deadline_, first.hello, config_, transcript, secret, why)) {
+    bump(gauges_.auth_failures);
     spdlog::warn("job from {}: {}: {}", peer_, kAuthFailed, why);
     refuse(fd_, kAuthFailed);
     return true;
@@ -85,6 +91,7 @@ bool Session::run() {
   if (!take(gauges_.jobs, config_.max_jobs)) {
     why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
     spdlog::warn("job from {} refused: {}", peer_, why);
+    bump(gauges_.refused_jobs);
     refuse(fd_, why);
     return true;
   }
@@ -93,6 +100,7 @@ bool Session::run() {
   const Entered entered(drain_, fd_);
   if (!entered) {
     spdlog::info("job from {} refused: {}", peer_, kStopping);
+    bump(gauges_.refused_stopping);
     refuse(fd_, kStopping);
     return true;
   }
@@ -115,26 +123,14 @@ bool Session::run() {
   // queued behind its stream's work); the wake, or at the latest the watch's tick every
   // millisecond, ends the wait, and the executor's poll reports what completed without a
   // message from the client. The watch replaces the socket's silence bound, which it keeps here.
-  if (completes_in_background(config_)) {
-    job_->wake = std::make_shared<Wake>();
-    job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
-      if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
-      return report_completed();
-    });
-    // Polling mode (--poll-us): the reader's spin asks the devices too, each try, so a GPU's
-    // completion is reported while the reader spins rather than once the spin is over.
-    job_->reader.set_spin_poll([this] { return report_completed(); });
-    job_->reader.set_wake(job_->wake->fd(), [this] {
-      job_->executor.arm_wakes(job_->wake);
-      return 0;
-    });
-  }
+  watch_devices();
   status_accepted_ = (accepted_features(transcript.offered, config_) & wire::kFeatureStatus) != 0;
   bool closed = false;
   if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
     welcomed_ = std::chrono::steady_clock::now();
+    bump(gauges_.jobs_started);
     closed = serve(why);
     if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
   }
@@ -149,6 +145,7 @@ bool Session::run() {
     spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
   } else {
     spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
+    bump(gauges_.jobs_failed);
     job_->outbox.failure(why);
   }
   // Everything the job held goes now: pending work, objects, images.
@@ -158,6 +155,25 @@ bool Session::run() {
   gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
   gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
   return true;
+}
+
+// Devices that complete in the background are watched between the client's frames: their
+// completions are reported as the idle watch ticks, while polling spins, and on their wake.
+void Session::watch_devices() {
+  if (completes_in_background(config_)) {
+    job_->wake = std::make_shared<Wake>();
+    job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
+      if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
+      return report_completed();
+    });
+    // Polling mode (--poll-us): the reader's spin asks the devices too, each try, so a GPU's
+    // completion is reported while the reader spins rather than once the spin is over.
+    job_->reader.set_spin_poll([this] { return report_completed(); });
+    job_->reader.set_wake(job_->wake->fd(), [this] {
+      job_->executor.arm_wakes(job_->wake);
+      return 0;
+    });
+  }
 }
 
 int Session::report_completed() {

@@ -70,6 +70,8 @@ class Session {
   // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
   // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
   int report_completed();
+  // Watches the devices that complete in the background (a GPU's stream) while serve() waits.
+  void watch_devices();
   bool on_request(std::span<const std::byte> body, std::string& why);
   bool on_release(std::span<const std::byte> body, std::string& why);
   bool on_handover(std::span<const std::byte> body, std::string& why);

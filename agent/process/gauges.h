@@ -17,6 +17,18 @@ struct Gauges {
   // asking job's so far). relaxed, as the counts above: they order nothing.
   std::atomic<std::uint64_t> bytes_in{0};
   std::atomic<std::uint64_t> bytes_out{0};
+  // Since the agent started, for the status's "totals" (relaxed, as the counts above): jobs
+  // welcomed and failed; connections refused by --max-connections, jobs by --max-jobs and by
+  // the stop; handshakes that failed before a proof (a bad or late first frame, a join refused),
+  // proofs that failed, and connections shed for newcomers (handshake_room.h).
+  std::atomic<std::uint64_t> jobs_started{0};
+  std::atomic<std::uint64_t> jobs_failed{0};
+  std::atomic<std::uint64_t> refused_connections{0};
+  std::atomic<std::uint64_t> refused_jobs{0};
+  std::atomic<std::uint64_t> refused_stopping{0};
+  std::atomic<std::uint64_t> handshakes_failed{0};
+  std::atomic<std::uint64_t> auth_failures{0};
+  std::atomic<std::uint64_t> handshakes_shed{0};
   // When the agent started (set before any thread reads it; never written again).
   const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
@@ -28,6 +40,9 @@ inline bool take(std::atomic<std::uint32_t>& gauge, std::uint32_t limit) {
   gauge.fetch_sub(1, std::memory_order_relaxed);
   return false;
 }
+
+// Counts one more of a total (relaxed: see above).
+inline void bump(std::atomic<std::uint64_t>& total) { total.fetch_add(1, std::memory_order_relaxed); }
 
 // Gives one back when it goes out of scope.
 class Held {

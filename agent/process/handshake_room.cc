@@ -79,6 +79,7 @@ void HandshakeRoom::shed_oldest_of(const std::string& source) {
   taken_.erase(it);
   ++shed_;
   ++shed_unlogged_;
+  bump(gauges_.handshakes_shed);
 }
 
 std::string HandshakeRoom::fullest_source() const {

@@ -127,6 +127,7 @@ bool Server::admit(int fd, const std::string& who) {
     refuse(fd, "the agent serves its limit of " + std::to_string(config_.max_connections) +
                    " connections (rig-agent --max-connections)", 0);
     spdlog::warn("connection from {} refused: {} connections", who, config_.max_connections);
+    bump(gauges_->refused_connections);
     return false;
   }
   return true;

@@ -36,6 +36,14 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
                    {"max_stripes", config.max_stripes}};
   o["jobs"] = gauges.jobs.load(std::memory_order_relaxed);
   o["connections"] = gauges.connections.load(std::memory_order_relaxed);
+  o["totals"] = {{"jobs", count(gauges.jobs_started)},
+                 {"jobs_failed", count(gauges.jobs_failed)},
+                 {"refused", {{"connections", count(gauges.refused_connections)},
+                              {"jobs", count(gauges.refused_jobs)},
+                              {"stopping", count(gauges.refused_stopping)}}},
+                 {"handshakes_failed", count(gauges.handshakes_failed)},
+                 {"authentication_failures", count(gauges.auth_failures)},
+                 {"handshakes_shed", count(gauges.handshakes_shed)}};
   o["bytes_in"] = count(gauges.bytes_in) + job_in;
   o["bytes_out"] = count(gauges.bytes_out) + job_out;
   o["job"] = {{"bytes_received", job_in},

@@ -106,6 +106,45 @@ TEST(StatusQuery, TheAgentAnswersWithItsVersionJobsBytesAndEveryThreadsFigures) 
 // Striped bytes count once: the stripes' sends and receives are in the connection's bytes
 // already (frame headers included), and bytes_striped_* only says how much of it crossed there.
 // Checked while the job runs (its own counters) and after it ended (the agent's totals).
+TEST(StatusQuery, TheTotalsCountJobsRefusalsAndFailedHandshakesSinceTheStart) {
+  AgentProcess agent({"--max-jobs", "1", "--max-connections", "3"});
+  auto job = Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  {  // a stranger's proof: all zeros
+    RawClient stranger(agent.endpoint());
+    send_msg(stranger.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
+    RawFrame challenge;
+    ASSERT_TRUE(read_frame(stranger.fd(), challenge));
+    send_msg(stranger.fd(), wire::MsgType::kProof, wire::Proof{});
+    EXPECT_EQ(stranger.failure_text(), "authentication failed");
+  }
+  {  // a first frame that is no hello
+    RawClient confused(agent.endpoint());
+    send_msg(confused.fd(), wire::MsgType::kProof, wire::Proof{});
+    EXPECT_NE(confused.failure_text(), "");
+  }
+  // A second job, past --max-jobs 1; then, with it and two silent connections held, a fourth
+  // connection past --max-connections 3.
+  EXPECT_THROW(Job::create()->connect(agent.endpoint()), std::exception);
+  // The refused connections' threads have let go of their places once only the job's is counted.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (nlohmann::json::parse(link.agent_status())["connections"] != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  RawClient a(agent.endpoint()), b(agent.endpoint());  // held silent: no failed handshake yet
+  RawClient fourth(agent.endpoint());
+  EXPECT_NE(fourth.failure_text().find("limit of 3 connections"), std::string::npos);
+  const nlohmann::json t = nlohmann::json::parse(link.agent_status())["totals"];
+  EXPECT_EQ(t["jobs"], 1) << t;
+  EXPECT_EQ(t["jobs_failed"], 0) << t;
+  EXPECT_EQ(t["refused"]["jobs"], 1) << t;
+  EXPECT_EQ(t["refused"]["connections"], 1) << t;
+  EXPECT_EQ(t["refused"]["stopping"], 0) << t;
+  EXPECT_EQ(t["authentication_failures"], 1) << t;
+  EXPECT_EQ(t["handshakes_failed"], 1) << t;
+  EXPECT_EQ(t["handshakes_shed"], 0) << t;
+}
+
 TEST(StatusQuery, BytesThatCrossTheStripesCountOnce) {
   AgentProcess agent;
   constexpr std::uint64_t kBytes = 8u << 20;
