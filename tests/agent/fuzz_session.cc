@@ -232,11 +232,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int served = engine::tcp_accept(agent.listen_fd);
   check(served >= 0, "accept failed");
   agent::Gauges gauges;
-  gauges.handshakes.store(1, std::memory_order_relaxed);  // this connection's place (the server's take)
-  std::thread session([&] {
-    agent::Held handshaking(gauges.handshakes);
-    agent::Session(served, agent.config, "fuzzer", gauges, handshaking, agent.drain).run();
-  });
+  agent::HandshakeRoom room(1, 1, gauges);
+  const sockaddr_storage peer{};  // (the source counts for nothing here: one connection)
+  agent::HandshakePlace handshaking(room, room.enter(served, peer));  // the server's take
+  std::thread session([&] { agent::Session(served, agent.config, "fuzzer", gauges, handshaking, agent.drain).run(); });
   check(handshake(client, agent), "the agent refused the fuzzer's handshake");
   play(client, data, size);
   ::close(client);
