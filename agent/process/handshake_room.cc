@@ -1,6 +1,5 @@
 #include "process/handshake_room.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -11,23 +10,22 @@
 
 #include <spdlog/spdlog.h>
 
+#include "rig/engine/address.h"
+
 namespace rig::agent {
 
 std::string handshake_source(const sockaddr_storage& peer) {
-  char text[INET6_ADDRSTRLEN] = "?";
+  engine::Address a;
+  a.storage = peer;
   if (peer.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, text, sizeof text);
-    return text;
+    reinterpret_cast<sockaddr_in&>(a.storage).sin_port = 0;
+  } else if (peer.ss_family == AF_INET6) {
+    auto& in6 = reinterpret_cast<sockaddr_in6&>(a.storage);
+    in6.sin6_port = 0;
+    // The /64; a v4-mapped address stays whole: each IPv4 address is a source of its own.
+    if (!IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr)) std::memset(&in6.sin6_addr.s6_addr[8], 0, 8);
   }
-  if (peer.ss_family != AF_INET6) return text;
-  in6_addr a = reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr;
-  if (IN6_IS_ADDR_V4MAPPED(&a)) {
-    inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof text);
-    return text;
-  }
-  std::memset(&a.s6_addr[8], 0, 8);  // the /64
-  inet_ntop(AF_INET6, &a, text, sizeof text);
-  return std::string(text) + "/64";
+  return engine::to_string(a);
 }
 
 HandshakeRoom::HandshakeRoom(std::uint32_t places, std::uint32_t per_source, Gauges& gauges)

@@ -76,8 +76,8 @@ class HandshakePlace {
   std::uint64_t ticket_;
 };
 
-// The source a connection's places are counted by: its IPv4 address (a v4-mapped IPv6 one as
-// IPv4), or the first 64 bits of its IPv6 address.
+// The source a connection's places are counted by, as a key: its IPv4 address (a v4-mapped
+// IPv6 one each on its own), or the first 64 bits of its IPv6 address.
 std::string handshake_source(const sockaddr_storage& peer);
 
 }  // namespace rig::agent

@@ -141,17 +141,24 @@ Outcome one_value_against(const std::function<void(int, std::uint64_t)>& reports
   return out;
 }
 
+// An agent that answers the alloc, then reads nothing until the test ends (its scope).
+struct AgentThatStopsReading {
+  AgentThatStopsReading()
+      : fake(1, [released = release.get_future().share()](int fd) {
+          answer_next_request(fd);
+          released.wait();
+          drain(fd);
+        }) {}
+  std::string endpoint() const { return fake.endpoint(); }
+  std::promise<void> release;  // first made, last gone
+  FakeAgent fake;
+  ReleaseAtEnd at_end{release};  // lets the fake agent's script end before it is joined
+};
+
 TEST(HostileAgent, ASubmitBlockedOnAnAgentThatStoppedReadingReturnsOnceTheJobCloses) {
   // The agent answers the alloc, then reads nothing until the test ends: the client's send of
   // 64 MiB fills the socket buffers (about 10 MB on loopback) and blocks in the kernel.
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  FakeAgent agent(1, [released](int fd) {
-    answer_next_request(fd);
-    released.wait();
-    drain(fd);
-  });
-  ReleaseAtEnd release_at_end{release};
+  AgentThatStopsReading agent;
   auto job = Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   Driven dev(link, 1);
@@ -177,14 +184,7 @@ TEST(HostileAgent, ASmallSubmitBlockedOnAnAgentThatStoppedReadingFailsOnceTheJob
   // The job's close cuts that send short: it must fail that submit, not take what went for the
   // whole message (the failure would then come only with the next submit).
   constexpr std::size_t kPiece = 48u << 10;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  FakeAgent agent(1, [released](int fd) {
-    answer_next_request(fd);
-    released.wait();
-    drain(fd);
-  });
-  ReleaseAtEnd release_at_end{release};
+  AgentThatStopsReading agent;
   auto job = Job::create();
   Driven dev(job->connect(agent.endpoint()), 1);
   auto region = dev->alloc(edge::Memory::kDevice, 64u << 20);
