@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent_process.h"
+#include "process/handshake_room.h"
 #include "process_facts.h"
 #include "raw_peer.h"
 #include "rig/remote/job.h"
@@ -71,6 +72,25 @@ TEST(AgentLimits, StrangersHoldingEveryHandshakePlaceLockNoJobOutTheOldestIsShed
   EXPECT_NO_THROW(job->connect(agent.endpoint()));
   for (int i = 0; i < 19; ++i) EXPECT_TRUE(strangers[i]->shed()) << "stranger " << i;
   EXPECT_TRUE(strangers[19]->held()) << "the newest stranger lost its place to the job, not to an older one";
+}
+
+sockaddr_storage v6(const char* text, std::uint16_t port) {
+  sockaddr_storage s{};
+  auto& in6 = reinterpret_cast<sockaddr_in6&>(s);
+  in6.sin6_family = AF_INET6;
+  in6.sin6_port = htons(port);
+  EXPECT_EQ(::inet_pton(AF_INET6, text, &in6.sin6_addr), 1) << text;
+  return s;
+}
+
+TEST(AgentLimits, AHandshakesSourceIsAnIpv6Slash64AndEachIpv4AddressOnItsOwn) {
+  using agent::handshake_source;
+  // One /64, any port: one source; the last bit of the 64th apart: another.
+  EXPECT_EQ(handshake_source(v6("2001:db8:1:2:aaaa::1", 1)), handshake_source(v6("2001:db8:1:2:ffff::9", 2)));
+  EXPECT_NE(handshake_source(v6("2001:db8:1:2::1", 1)), handshake_source(v6("2001:db8:1:3::1", 1)));
+  // v4-mapped: each IPv4 address its own, though they share the mapping's /64.
+  EXPECT_NE(handshake_source(v6("::ffff:10.0.0.1", 1)), handshake_source(v6("::ffff:10.0.0.2", 1)));
+  EXPECT_EQ(handshake_source(v6("::ffff:10.0.0.1", 1)), handshake_source(v6("::ffff:10.0.0.1", 2)));
 }
 
 TEST(AgentLimits, AFloodFromOneSourceShedsItsOwnConnectionsAndOtherSourcesKeepTheirs) {
