@@ -1,9 +1,13 @@
 #include "job/handshake.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
+#include <utility>
 #include <cerrno>
+#include <cstring>
 
 #include "exec/outbox.h"
 #include "job/stripe_registry.h"
@@ -12,64 +16,179 @@
 #include "rig/wire/codec.h"
 
 namespace rig::agent {
-namespace {
 
-bool recv_within(int fd, const HandshakeDeadline& d, void* buf, std::size_t n, const char* what, std::string& why) {
-  const int rc = engine::recv_within(fd, buf, n, d.left_ms());
-  if (rc == -ETIME) {
-    why = std::string("no complete ") + what + " within the handshake's " + std::to_string(d.bound_ms) +
-          " ms of connecting";
-  } else if (rc != 0) {
-    why = std::string("connection closed in its ") + what;
-  }
-  return rc == 0;
+int HandshakeDeadline::left_ms() const {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
 }
 
-// Reads a whole frame of type `type` whose body is exactly an M, within the handshake's time.
-template <class M>
-bool recv_message(int fd, const HandshakeDeadline& d, wire::MsgType type, M& out, const char* what, std::string& why) {
+Handshake::Handshake(int fd, std::string peer, const AgentConfig& config, Gauges& gauges)
+    : fd_(fd),
+      peer_(std::move(peer)),
+      config_(config),
+      connection_(gauges.connections),
+      deadline_{std::chrono::steady_clock::now() + std::chrono::milliseconds(config.handshake_ms), config.handshake_ms} {}
+
+Handshake::~Handshake() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const char* Handshake::awaited() const {
+  if (awaits_ != Awaits::kFirst) return "proof";
+  if (have_ < sizeof(wire::FrameHeader)) return "first frame (hello or join)";
+  return joining_ ? "join" : "hello";
+}
+
+Handshake::Step Handshake::fail(std::string why, std::string told) {
+  why_ = std::move(why);
+  told_ = std::move(told);
+  return Step::kFailed;
+}
+
+Handshake::Step Handshake::expire() {
+  const std::string why = std::string("no complete ") + awaited() + " within the handshake's " +
+                          std::to_string(deadline_.bound_ms) + " ms of connecting";
+  return fail(why, awaits_ == Awaits::kFirst ? why : std::string(kAuthFailed));
+}
+
+Handshake::Step Handshake::advance() {
+  const int rc = read_frame();
+  if (rc < 0) return fail(why_, awaits_ == Awaits::kFirst ? why_ : std::string(kAuthFailed));
+  return rc == 0 ? Step::kMore : on_frame();
+}
+
+bool Handshake::check_header() {
   wire::FrameHeader h{};
-  if (!recv_within(fd, d, &h, sizeof h, what, why)) return false;
+  std::memcpy(&h, buf_, sizeof h);
+  const auto type = static_cast<wire::MsgType>(h.type);
+  if (awaits_ == Awaits::kFirst && type == wire::MsgType::kJoin) joining_ = true;
   if (const char* bad = wire::check_header(h)) {
-    why = std::string("bad ") + what + " frame: " + bad;
+    why_ = std::string("bad ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + " frame: " + bad;
     return false;
   }
-  if (h.type != static_cast<std::uint16_t>(type) || h.length != sizeof(M)) {
-    why = std::string("expected ") + what + ", got " + wire::type_name(h.type);
+  if (awaits_ == Awaits::kFirst && joining_) {
+    if (h.length == sizeof(wire::Join)) return true;
+    why_ = "join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof(wire::Join));
     return false;
   }
-  alignas(8) std::byte body[sizeof(M)];
-  return recv_within(fd, d, body, sizeof body, what, why) && wire::decode(body, out, why);
-}
-
-template <class M>
-bool send_message(int fd, const HandshakeDeadline& d, const M& msg, const char* what, std::string& why) {
-  const auto f = wire::encode(msg);
-  const iovec iov = engine::to_iov(&f, sizeof f);
-  if (engine::send_within(fd, {&iov, 1}, d.left_ms()) == 0) return true;
-  why = std::string("connection lost sending the ") + what;
+  const auto expected = awaits_ == Awaits::kFirst ? wire::MsgType::kHello : wire::MsgType::kProof;
+  const std::size_t length = awaits_ == Awaits::kFirst ? sizeof(wire::Hello) : sizeof(wire::Proof);
+  if (type == expected && h.length == length) return true;
+  why_ = std::string("expected ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + ", got " + wire::type_name(h.type);
   return false;
 }
 
-// Sends a challenge with a fresh nonce and the agent's name, and reads the proof that answers it.
-bool challenge(int fd, const HandshakeDeadline& d, const AgentConfig& config, wire::Nonce& nonce, wire::Mac& proof,
-               std::string& why,
-               std::array<char, wire::kAgentNameBytes>* name = nullptr) {
+// Reads no further than the frame awaited: what follows it stays in the socket for the job.
+int Handshake::read_frame() {
+  for (;;) {
+    wire::FrameHeader h{};
+    if (have_ >= sizeof h) std::memcpy(&h, buf_, sizeof h);
+    const std::size_t want = sizeof h + (have_ >= sizeof h ? h.length : 0);
+    if (have_ >= sizeof h && have_ == want) return 1;
+    const ssize_t got = ::recv(fd_, buf_ + have_, want - have_, MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (got <= 0) {
+      why_ = std::string("connection closed in its ") + awaited();
+      return -1;
+    }
+    have_ += static_cast<std::size_t>(got);
+    if (have_ == sizeof h && !check_header()) return -1;
+  }
+}
+
+Handshake::Step Handshake::on_frame() {
+  const std::span<const std::byte> body(buf_ + sizeof(wire::FrameHeader), have_ - sizeof(wire::FrameHeader));
+  have_ = 0;  // the next frame starts over
+  std::string why;
+  switch (awaits_) {
+    case Awaits::kFirst: {
+      if (joining_) {
+        if (!wire::decode(body, join_, why)) return fail(why, why);
+        if (!challenge(join_nonce_)) return fail(why_, kAuthFailed);
+        awaits_ = Awaits::kJoinProof;
+        return Step::kMore;
+      }
+      wire::Hello hello{};
+      if (!wire::decode(body, hello, why)) return fail(why, why);
+      transcript_.offered = hello.features;
+      transcript_.client = wire::to_array(hello.nonce);
+      if (!challenge(transcript_.agent)) return fail(why_, why_);
+      awaits_ = Awaits::kProof;
+      return Step::kMore;
+    }
+    case Awaits::kProof:
+    case Awaits::kJoinProof: {
+      wire::Proof p{};
+      if (!wire::decode(body, p, why)) return fail(why, kAuthFailed);
+      return awaits_ == Awaits::kProof ? on_proof(wire::to_array(p.mac)) : on_join_proof(wire::to_array(p.mac));
+    }
+  }
+  return fail("a handshake in no known state", kAuthFailed);
+}
+
+// Sends a challenge with a fresh nonce and the agent's name, without waiting: the peer's
+// socket buffer takes a frame this small at once, or the peer is not worth a wait.
+bool Handshake::challenge(wire::Nonce& nonce) {
   nonce = wire::fresh_nonce();
   wire::Challenge c{};
   std::copy(nonce.begin(), nonce.end(), c.nonce);
-  c.auth = config.authenticates() ? 1 : 0;
-  wire::set_fixed_string(c.name, agent_name(config));
-  if (name != nullptr) *name = wire::to_array(c.name);
-  wire::Proof p{};
-  if (!send_message(fd, d, c, "challenge", why) || !recv_message(fd, d, wire::MsgType::kProof, p, "proof", why)) {
-    return false;
-  }
-  proof = wire::to_array(p.mac);
-  return true;
+  c.auth = config_.authenticates() ? 1 : 0;
+  wire::set_fixed_string(c.name, agent_name(config_));
+  if (!joining_) transcript_.name = wire::to_array(c.name);
+  const auto f = wire::encode(c);
+  const iovec iov = engine::to_iov(&f, sizeof f);
+  if (engine::send_within(fd_, {&iov, 1}, 0) == 0) return true;
+  why_ = "connection lost sending the challenge";
+  return false;
 }
 
-}  // namespace
+Handshake::Step Handshake::on_proof(const wire::Mac& proof) {
+  if (!config_.authenticates()) return Step::kJob;  // open: nothing to prove (loopback only)
+  secrets_ = config_.secrets;  // those in use now: a reload meanwhile does not free them
+  for (const engine::Secret& s : *secrets_) {
+    if (wire::same_mac(wire::client_proof(s.bytes, transcript_), proof)) {
+      secret_ = s.bytes;
+      return Step::kJob;
+    }
+  }
+  return fail("the client's proof matches none of the agent's secrets (a wrong secret, or none)", kAuthFailed);
+}
+
+Handshake::Step Handshake::on_join_proof(const wire::Mac& proof) {
+  if (!StripeRegistry::instance().proved(join_, join_nonce_, proof)) {
+    return fail(std::string(kAuthFailed) + ": the join's proof does not match the key of a job with its token",
+                kAuthFailed);
+  }
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(std::exchange(fd_, -1), config_.backend);
+  const std::string refused = StripeRegistry::instance().attach(join_, socket);
+  connection_.release();  // a stripe is its job's, not a connection of its own
+  if (refused.empty()) return Step::kJoined;
+  // Told now, on the socket that holds the connection (closed as it goes): refuse() has no more to do.
+  const FailureFrame f("join refused: " + refused);
+  engine::send_within(socket->fd(), f.iov(), 0);
+  return fail(f.text, "");
+}
+
+Authenticated Handshake::take_job() {
+  assert(awaits_ == Awaits::kProof && fd_ >= 0);
+  Authenticated job;
+  job.fd = std::exchange(fd_, -1);
+  job.connection = std::move(connection_);
+  job.transcript = transcript_;
+  job.secrets = std::move(secrets_);
+  job.secret = secret_;
+  return job;
+}
+
+void Handshake::refuse(const std::string& why) {
+  if (fd_ < 0) return;
+  if (why.empty()) {
+    ::close(std::exchange(fd_, -1));
+  } else {
+    agent::refuse(std::exchange(fd_, -1), why, 0);
+  }
+}
 
 std::string agent_name(const AgentConfig& config) {
   if (!config.name.empty()) return config.name;
@@ -86,55 +205,6 @@ std::string check_agent_name(const std::string& name) {
     if (c <= ' ' || c > '~') return "an agent's name holds printable bytes only, no space";
   }
   return "";
-}
-
-int HandshakeDeadline::left_ms() const {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
-  return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
-}
-
-bool read_first_frame(int fd, const HandshakeDeadline& d, FirstFrame& out, bool& joining, std::string& why) {
-  wire::FrameHeader h{};
-  if (!recv_within(fd, d, &h, sizeof h, "first frame (hello or join)", why)) return false;
-  if (const char* bad = wire::check_header(h)) {
-    why = std::string("bad hello frame: ") + bad;
-    return false;
-  }
-  if (h.type == static_cast<std::uint16_t>(wire::MsgType::kJoin)) {
-    joining = out.join = true;  // a data connection, whatever becomes of it: not a job
-    alignas(8) std::byte body[sizeof(wire::Join)];
-    if (h.length != sizeof body) {
-      why = "join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof body);
-      return false;
-    }
-    return recv_within(fd, d, body, sizeof body, "join", why) && wire::decode(body, out.stripe, why);
-  }
-  if (h.type != static_cast<std::uint16_t>(wire::MsgType::kHello) || h.length != sizeof(wire::Hello)) {
-    why = std::string("expected hello, got ") + wire::type_name(h.type);
-    return false;
-  }
-  alignas(8) std::byte body[sizeof(wire::Hello)];
-  return recv_within(fd, d, body, sizeof body, "hello", why) && wire::decode(body, out.hello, why);
-}
-
-bool authenticate(int fd, const HandshakeDeadline& d, const wire::Hello& hello, const AgentConfig& config,
-                  wire::Transcript& t, wire::SecretBytes& secret, std::string& why) {
-  t.offered = hello.features;
-  t.client = wire::to_array(hello.nonce);
-  wire::Mac proof{};
-  if (!challenge(fd, d, config, t.agent, proof, why, &t.name)) return false;
-  if (!config.authenticates()) {
-    secret = {};
-    return true;  // open: nothing to prove (loopback only)
-  }
-  for (const engine::Secret& s : *config.secrets) {
-    if (wire::same_mac(wire::client_proof(s.bytes, t), proof)) {
-      secret = s.bytes;
-      return true;
-    }
-  }
-  why = "the client's proof matches none of the agent's secrets (a wrong secret, or none)";
-  return false;
 }
 
 std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config) {
@@ -169,30 +239,6 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
     return false;
   }
   return true;
-}
-
-bool join_stripe(int fd, const HandshakeDeadline& d, const wire::Join& join, const AgentConfig& config,
-                 HandshakePlace& handshaking, std::string& why) {
-  wire::Nonce nonce{};
-  wire::Mac proof{};
-  if (!challenge(fd, d, config, nonce, proof, why)) {
-    refuse(fd, kAuthFailed);
-    return false;
-  }
-  if (!StripeRegistry::instance().proved(join, nonce, proof)) {
-    why = std::string(kAuthFailed) + ": the join's proof does not match the key of a job with its token";
-    refuse(fd, kAuthFailed);
-    return false;
-  }
-  handshaking.release();
-  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, config.backend);
-  const std::string refused = StripeRegistry::instance().attach(join, socket);
-  if (refused.empty()) return true;
-  why = "join refused: " + refused;
-  const FailureFrame f(why);
-  const auto iov = f.iov();
-  socket->send_all(iov);
-  return false;
 }
 
 void refuse(int fd, const std::string& why, int timeout_ms) {

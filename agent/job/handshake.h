@@ -1,21 +1,26 @@
-// The start of a connection to the agent (wire/PROTOCOL.md 6.1). Its first frame, read within
-// the handshake's one deadline like every later frame of it, is a job's hello or a data
-// connection's join. A hello is answered with a challenge; the client's proof is checked
-// against each of the agent's secrets (two during a rotation), and only then does the job get
-// its welcome (the accepted features, the accounts, the agent's own proof) and, when both sides
-// stripe, a grant. A join is answered with a challenge too, and attached to its job through the
-// StripeRegistry once its proof by the job's key holds. A peer that fails to prove itself
-// learns only "authentication failed"; the agent's log says why.
+// The start of a connection to the agent (wire/PROTOCOL.md 6.1). Its first frame is a job's
+// hello or a data connection's join. A hello is answered with a challenge; the client's proof is
+// checked against each of the agent's secrets (two during a rotation), and only then does the
+// job get a thread of its own (job/session.h), which sends its welcome (the accepted features,
+// the accounts, the agent's own proof) and, when both sides stripe, a grant. A join is answered
+// with a challenge too, and attached to its job through the StripeRegistry once its proof by
+// the job's key holds. A peer that fails to prove itself learns only "authentication failed";
+// the agent's log says why.
+//
+// A connection in its handshake holds no thread: the accept thread drives every one of them
+// (process/handshake_room.h), and a Handshake only reads what its peer already sent.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "job/job_stripes.h"
 #include "process/config.h"
-#include "process/handshake_room.h"
+#include "process/gauges.h"
 #include "rig/engine/connection.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/messages.h"
@@ -33,10 +38,80 @@ struct HandshakeDeadline {
   int left_ms() const;
 };
 
-struct FirstFrame {
-  bool join = false;  // a data connection's kJoin, else a job's kHello
-  wire::Hello hello{};
-  wire::Join stripe{};
+// A job whose client proved itself: what its session needs to welcome it.
+struct Authenticated {
+  int fd = -1;           // the job's connection (the session takes it)
+  Held connection;       // its place among the agent's connections (--max-connections)
+  wire::Transcript transcript{};
+  // The secret the client proved (empty for an open agent), in `secrets`, which it keeps alive.
+  std::shared_ptr<const std::vector<engine::Secret>> secrets;
+  wire::SecretBytes secret;
+};
+
+// One connection's handshake, driven without a thread: advance() reads what the peer sent so
+// far, never waiting, and answers each frame once it is whole.
+class Handshake {
+ public:
+  enum class Step {
+    kMore,    // waiting for the peer's next bytes
+    kFailed,  // why() for the log, told() for the peer
+    kJob,     // a job proved itself: take_job()
+    kJoined,  // a data connection joined its job, which holds it now
+  };
+  // `fd` and the count of it in gauges.connections (taken by the caller) are the Handshake's
+  // until take_job(); `config` outlives it (its secrets are read when the proof comes).
+  Handshake(int fd, std::string peer, const AgentConfig& config, Gauges& gauges);
+  ~Handshake();  // closes the connection unless it was taken
+  Handshake(const Handshake&) = delete;
+  Handshake& operator=(const Handshake&) = delete;
+
+  // When the connection is readable (or hung up): reads and answers.
+  Step advance();
+  // The deadline passed: kFailed, why() naming the frame it waited for.
+  Step expire();
+  int fd() const { return fd_; }
+  const std::string& peer() const { return peer_; }
+  const HandshakeDeadline& deadline() const { return deadline_; }
+  // The first frame was a join: a stripe, whatever became of it, not a job.
+  bool joining() const { return joining_; }
+  // It failed on a job's proof (an authentication failure, not a malformed start).
+  bool proving() const { return awaits_ == Awaits::kProof; }
+  const std::string& why() const { return why_; }
+  const std::string& told() const { return told_; }  // "" when it was told already
+  // After kJob.
+  Authenticated take_job();
+  // Tells the peer `why` without waiting (nothing when `why` is empty) and closes the
+  // connection, unless it was taken. After kFailed, refuse(told()).
+  void refuse(const std::string& why);
+
+ private:
+  enum class Awaits { kFirst, kProof, kJoinProof };
+  int read_frame();  // 1: a whole frame in buf_; 0: not yet; -1: failed (why_)
+  bool check_header();
+  Step on_frame();
+  Step on_proof(const wire::Mac& proof);
+  Step on_join_proof(const wire::Mac& proof);
+  bool challenge(wire::Nonce& nonce);
+  Step fail(std::string why, std::string told);
+  const char* awaited() const;
+
+  static constexpr std::size_t kMaxBody = std::max({sizeof(wire::Hello), sizeof(wire::Join), sizeof(wire::Proof)});
+  int fd_;
+  std::string peer_;
+  const AgentConfig& config_;
+  Held connection_;
+  const HandshakeDeadline deadline_;
+  Awaits awaits_ = Awaits::kFirst;
+  bool joining_ = false;
+  alignas(8) std::byte buf_[sizeof(wire::FrameHeader) + kMaxBody];
+  std::size_t have_ = 0;
+  wire::Join join_{};
+  wire::Nonce join_nonce_{};
+  wire::Transcript transcript_{};
+  std::shared_ptr<const std::vector<engine::Secret>> secrets_;
+  wire::SecretBytes secret_;
+  std::string why_;
+  std::string told_;
 };
 
 // The name the agent's challenges give: config.name, else the machine's host name (cut to 63
@@ -45,17 +120,6 @@ std::string agent_name(const AgentConfig& config);
 // What is wrong with `name` as an agent's name (--name), or "": 1 to 63 bytes, each printable
 // and not a space.
 std::string check_agent_name(const std::string& name);
-
-// Reads and checks the first frame of the connection `fd`, header and body, before `deadline`:
-// a peer that connects and stalls holds no thread of the agent's longer. `joining` is set as
-// soon as the header says kJoin (whatever becomes of it).
-bool read_first_frame(int fd, const HandshakeDeadline& deadline, FirstFrame& out, bool& joining, std::string& why);
-
-// The job's proof after its hello: sends the challenge, reads the proof and finds the secret it
-// was made with (`secret` empty for an open agent), filling the transcript. False (with why,
-// for the log; the caller tells the peer only kAuthFailed) if the client did not prove it.
-bool authenticate(int fd, const HandshakeDeadline& deadline, const wire::Hello& hello, const AgentConfig& config,
-                  wire::Transcript& t, wire::SecretBytes& secret, std::string& why);
 
 // The features the agent accepts of those a hello `offered`: programs, the status query, and
 // stripes when --max-stripes allows them.
@@ -66,13 +130,6 @@ std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config
 bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
                   const std::vector<wire::Account>& accounts, const AgentConfig& config,
                   JobStripes& stripes, std::string& why);
-
-// Proves the data connection `fd` (taken) and attaches it to its job; if it is refused, tells
-// the peer (kAuthFailed, or the job's reason once proved) and returns false with why.
-// Its place among the connections in their handshake (`handshaking`) is given back once the
-// join is proved, before the connection is attached (no shed may touch a stripe).
-bool join_stripe(int fd, const HandshakeDeadline& deadline, const wire::Join& join, const AgentConfig& config,
-                 HandshakePlace& handshaking, std::string& why);
 
 // Tells the peer of `fd` (taken), which has no job, why it is refused: a kFailure, best effort.
 // Waits at most timeout_ms for the peer to take it.

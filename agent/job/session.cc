@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
@@ -47,64 +48,31 @@ void Session::JobParts::end() {
   objects.clear();
 }
 
-Session::Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, HandshakePlace& handshaking,
-                 Drain& drain)
-    : config_(config),
-      peer_(std::move(peer)),
-      gauges_(gauges),
-      handshaking_(handshaking),
-      drain_(drain),
-      fd_(fd),
-      deadline_{std::chrono::steady_clock::now() + std::chrono::milliseconds(config.handshake_ms), config.handshake_ms} {}
+Session::Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), drain_(drain), hello_(std::move(job)) {}
 
 Session::~Session() = default;
 
-bool Session::run() {
+void Session::run() {
   std::string why;
-  FirstFrame first;
-  bool joining = false;
-  if (!read_first_frame(fd_, deadline_, first, joining, why)) {
-    bump(gauges_.handshakes_failed);
-    spdlog::warn("{} from {}: {}", joining ? "data connection" : "job", peer_, why);
-    refuse(fd_, why);
-    return !joining;
-  }
-  if (first.join) {
-    const bool joined = join_stripe(fd_, deadline_, first.stripe, config_, handshaking_, why);
-    if (joined) {
-      spdlog::debug("stripe {} of {} from {} joined its job", first.stripe.stripe, first.stripe.count, peer_);
-    } else {
-      bump(gauges_.handshakes_failed);
-      spdlog::warn("data connection from {}: {}", peer_, why);
-    }
-    return false;  // a stripe of a job: that job's session uses it
-  }
-  wire::Transcript transcript;
-  wire::SecretBytes secret;
-  if (!authenticate(fd_, deadline_, first.hello, config_, transcript, secret, why)) {
-    bump(gauges_.auth_failures);
-    spdlog::warn("job from {}: {}: {}", peer_, kAuthFailed, why);
-    refuse(fd_, kAuthFailed);
-    return true;
-  }
-  handshaking_.release();
+  const int fd = std::exchange(hello_.fd, -1);  // refuse() or the job's socket closes it
   if (!take(gauges_.jobs, config_.max_jobs)) {
     why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
     spdlog::warn("job from {} refused: {}", peer_, why);
     bump(gauges_.refused_jobs);
-    refuse(fd_, why);
-    return true;
+    refuse(fd, why);
+    return;
   }
   Held job_held(gauges_.jobs);
-  // Left at the end of run(), before the Session closes fd_.
-  const Entered entered(drain_, fd_);
+  // Left at the end of run(), before the job's socket closes fd.
+  const Entered entered(drain_, fd);
   if (!entered) {
     spdlog::info("job from {} refused: {}", peer_, kStopping);
     bump(gauges_.refused_stopping);
-    refuse(fd_, kStopping);
-    return true;
+    refuse(fd, kStopping);
+    return;
   }
-  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd_, config_.backend);
+  std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, config_.backend);
   socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<JobParts>(std::move(socket), config_, counters_);
   // Before every read of the socket: what asynchronous devices completed, then what is batched.
@@ -124,9 +92,10 @@ bool Session::run() {
   // millisecond, ends the wait, and the executor's poll reports what completed without a
   // message from the client. The watch replaces the socket's silence bound, which it keeps here.
   watch_devices();
-  status_accepted_ = (accepted_features(transcript.offered, config_) & wire::kFeatureStatus) != 0;
+  status_accepted_ = (accepted_features(hello_.transcript.offered, config_) & wire::kFeatureStatus) != 0;
   bool closed = false;
-  if (send_welcome(job_->connection, transcript, secret, accounts_of(job_->devices), config_, job_->stripes, why)) {
+  if (send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices), config_,
+                   job_->stripes, why)) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
     welcomed_ = std::chrono::steady_clock::now();
@@ -154,7 +123,6 @@ bool Session::run() {
   // connection's bytes hold the stripes' already (bytes_striped_* is the part that went there).
   gauges_.bytes_in.fetch_add(counters_.bytes_received.load(std::memory_order_relaxed), std::memory_order_relaxed);
   gauges_.bytes_out.fetch_add(counters_.bytes_sent.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  return true;
 }
 
 // Devices that complete in the background are watched between the client's frames: their

@@ -23,7 +23,6 @@
 #include "process/config.h"
 #include "process/drain.h"
 #include "process/gauges.h"
-#include "process/handshake_room.h"
 #include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/frame_reader.h"
@@ -32,15 +31,13 @@ namespace rig::agent {
 
 class Session {
  public:
-  // `gauges`: the agent's counts, for its limits; `handshaking` is this connection's place among
-  // the connections in their handshake, given back once the handshake ends.
-  // `drain`: the agent's stop (drain.h).
-  Session(int fd, const AgentConfig& config, std::string peer, Gauges& gauges, HandshakePlace& handshaking,
-          Drain& drain);
+  // A job whose client proved itself (job/handshake.h). `gauges`: the agent's counts, for its
+  // limits; `drain`: the agent's stop (drain.h).
+  Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain);
   ~Session();
-  // Runs the job until it closes or fails; then everything the job held is freed. Returns
-  // false when the connection was not a job's (a stripe joining one, or refused as such).
-  bool run();
+  // Welcomes the job (or refuses it: --max-jobs, the agent's stop) and runs it until it closes
+  // or fails; then everything the job held is freed.
+  void run();
   const engine::Counters& counters() const { return counters_; }
 
  private:
@@ -84,10 +81,8 @@ class Session {
   AgentConfig config_;
   std::string peer_;
   Gauges& gauges_;
-  HandshakePlace& handshaking_;
   Drain& drain_;
-  int fd_;
-  const HandshakeDeadline deadline_;  // from the Session's making, right after the accept
+  Authenticated hello_;  // its fd is the Session's until the job's socket takes it
   engine::Counters counters_;
   std::unique_ptr<JobParts> job_;
   bool status_accepted_ = false;  // the welcome accepted kFeatureStatus

@@ -6,12 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 namespace rig::agent {
 
 struct Gauges {
-  std::atomic<std::uint32_t> connections{0};  // connections with a thread
-  std::atomic<std::uint32_t> handshakes{0};   // of them, still in their handshake
+  std::atomic<std::uint32_t> connections{0};  // connections open: in their handshake or a job's
+  std::atomic<std::uint32_t> handshakes{0};   // of them, still in their handshake (no thread)
   std::atomic<std::uint32_t> jobs{0};         // jobs running
   // Bytes of the jobs that ended, both connections and stripes (the status query adds the
   // asking job's so far). relaxed, as the counts above: they order nothing.
@@ -44,20 +45,27 @@ inline bool take(std::atomic<std::uint32_t>& gauge, std::uint32_t limit) {
 // Counts one more of a total (relaxed: see above).
 inline void bump(std::atomic<std::uint64_t>& total) { total.fetch_add(1, std::memory_order_relaxed); }
 
-// Gives one back when it goes out of scope.
+// Gives one back when it goes out of scope (moved: the new owner gives it back).
 class Held {
  public:
+  Held() = default;
   explicit Held(std::atomic<std::uint32_t>& gauge) : gauge_(&gauge) {}
   ~Held() { release(); }
-  Held(const Held&) = delete;
-  Held& operator=(const Held&) = delete;
+  Held(Held&& other) noexcept : gauge_(std::exchange(other.gauge_, nullptr)) {}
+  Held& operator=(Held&& other) noexcept {
+    if (this != &other) {
+      release();
+      gauge_ = std::exchange(other.gauge_, nullptr);
+    }
+    return *this;
+  }
   void release() {
     if (gauge_ != nullptr) gauge_->fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count
     gauge_ = nullptr;
   }
 
  private:
-  std::atomic<std::uint32_t>* gauge_;
+  std::atomic<std::uint32_t>* gauge_ = nullptr;
 };
 
 }  // namespace rig::agent

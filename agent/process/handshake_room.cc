@@ -1,10 +1,9 @@
 #include "process/handshake_room.h"
 
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <map>
 
@@ -31,15 +30,8 @@ std::string handshake_source(const sockaddr_storage& peer) {
 HandshakeRoom::HandshakeRoom(std::uint32_t places, std::uint32_t per_source, Gauges& gauges)
     : places_(std::max<std::uint32_t>(places, 1)), per_source_(std::max<std::uint32_t>(per_source, 1)), gauges_(gauges) {}
 
-HandshakeRoom::~HandshakeRoom() {
-  for (const Place& p : taken_) ::close(p.fd);
-}
-
-std::uint64_t HandshakeRoom::enter(int fd, const sockaddr_storage& peer) {
-  const int dup = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (dup < 0) return 0;
-  const std::string source = handshake_source(peer);
-  const std::lock_guard lock(mu_);
+void HandshakeRoom::enter(std::unique_ptr<Handshake> handshake, const sockaddr_storage& peer) {
+  std::string source = handshake_source(peer);
   const auto own = static_cast<std::uint32_t>(
       std::count_if(taken_.begin(), taken_.end(), [&](const Place& p) { return p.source == source; }));
   if (own >= per_source_) {
@@ -47,37 +39,58 @@ std::uint64_t HandshakeRoom::enter(int fd, const sockaddr_storage& peer) {
   } else if (taken_.size() >= places_) {
     shed_oldest_of(fullest_source());
   }
-  const std::uint64_t ticket = next_ticket_++;
-  taken_.push_back({ticket, dup, source});
-  gauges_.handshakes.store(static_cast<std::uint32_t>(taken_.size()), std::memory_order_relaxed);  // a count
-  log_sheds();
-  return ticket;
+  taken_.push_back({std::move(handshake), std::move(source)});
+  count();
 }
 
-void HandshakeRoom::leave(std::uint64_t ticket) {
-  const std::lock_guard lock(mu_);
-  const auto it = std::find_if(taken_.begin(), taken_.end(), [&](const Place& p) { return p.ticket == ticket; });
-  if (it == taken_.end()) return;  // shed
-  ::close(it->fd);
-  taken_.erase(it);
-  gauges_.handshakes.store(static_cast<std::uint32_t>(taken_.size()), std::memory_order_relaxed);  // a count
+void HandshakeRoom::poll_fds(std::vector<pollfd>& fds) const {
+  for (const Place& p : taken_) fds.push_back({p.handshake->fd(), POLLIN, 0});
 }
 
-std::uint64_t HandshakeRoom::shed() const {
-  const std::lock_guard lock(mu_);
-  return shed_;
+int HandshakeRoom::timeout_ms() const {
+  int nearest = -1;
+  for (const Place& p : taken_) {
+    const int left = p.handshake->deadline().left_ms();
+    if (nearest < 0 || left < nearest) nearest = left;
+  }
+  return nearest;
+}
+
+void HandshakeRoom::advance(std::span<const pollfd> polled, const Ended& ended) {
+  assert(polled.size() <= taken_.size());
+  std::deque<Place> staying;
+  for (std::size_t i = 0; i < taken_.size(); ++i) {
+    Handshake& h = *taken_[i].handshake;
+    Handshake::Step step = Handshake::Step::kMore;
+    if (i < polled.size() && polled[i].revents != 0) step = h.advance();
+    if (step == Handshake::Step::kMore && h.deadline().left_ms() == 0) step = h.expire();
+    if (step == Handshake::Step::kMore) {
+      staying.push_back(std::move(taken_[i]));
+    } else {
+      ended(h, step);
+    }
+  }
+  taken_ = std::move(staying);
+  count();
+}
+
+void HandshakeRoom::clear(const std::string& why) {
+  for (Place& p : taken_) p.handshake->refuse(why);
+  taken_.clear();
+  count();
 }
 
 void HandshakeRoom::shed_oldest_of(const std::string& source) {
   const auto it = std::find_if(taken_.begin(), taken_.end(), [&](const Place& p) { return p.source == source; });
   if (it == taken_.end()) return;
-  // Its thread, blocked in a read of the handshake, sees the end of the stream at once.
-  ::shutdown(it->fd, SHUT_RDWR);
-  ::close(it->fd);
-  taken_.erase(it);
-  ++shed_;
-  ++shed_unlogged_;
+  taken_.erase(it);  // closes the connection
   bump(gauges_.handshakes_shed);
+  if (std::uint64_t left_out = 0; shed_log_.allow(left_out)) {
+    spdlog::warn("shed {} connection(s) still in their handshake, oldest first, for newcomers: the agent holds at "
+                 "most {} in their handshake, {} from one source (rig-agent --max-handshakes, "
+                 "--max-handshakes-per-source)",
+                 left_out + 1, places_, per_source_);
+  }
 }
 
 std::string HandshakeRoom::fullest_source() const {
@@ -89,17 +102,6 @@ std::string HandshakeRoom::fullest_source() const {
     if (n > most) most = n, fullest = p.source;
   }
   return fullest;
-}
-
-void HandshakeRoom::log_sheds() {
-  const auto now = std::chrono::steady_clock::now();
-  if (shed_unlogged_ == 0 || now - last_log_ < std::chrono::seconds(1)) return;
-  spdlog::warn("shed {} connection(s) still in their handshake, oldest first, for newcomers: the agent holds at "
-               "most {} in their handshake, {} from one source (rig-agent --max-handshakes, "
-               "--max-handshakes-per-source)",
-               shed_unlogged_, places_, per_source_);
-  shed_unlogged_ = 0;
-  last_log_ = now;
 }
 
 }  // namespace rig::agent

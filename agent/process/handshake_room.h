@@ -1,22 +1,30 @@
-// The places of the connections still in their handshake (unauthenticated): at most `places`
-// at once and at most `per_source` of one source (an IPv4 address, or an IPv6 /64). A newcomer
-// always gets a place: when its source holds its share, that source's oldest connection is
-// shed; when all places are taken, the oldest of the source that holds the most. So strangers
-// that hold every place, or reopen connections as they close, never lock a job out (OpenSSH's
-// MaxStartups drops newcomers at random instead), and a flood from one source sheds its own
-// connections first. A shed connection is shut down: its thread's next read sees the end and
-// the connection ends, refused. Sheds are logged at most once a second, with their count.
+// The connections still in their handshake (unauthenticated), driven by the accept thread: no
+// such connection holds a thread of its own. At most `places` at once and at most `per_source`
+// of one source (an IPv4 address, or an IPv6 /64). A newcomer always gets a place: when its
+// source holds its share, that source's oldest connection is shed; when all places are taken,
+// the oldest of the source that holds the most. So strangers that hold every place, or reopen
+// connections as they close, never lock a job out (OpenSSH's MaxStartups drops newcomers at
+// random instead), and a flood from one source sheds its own connections first. A shed
+// connection is closed. Sheds, and the handshakes that fail, are logged at most once a second
+// with their count (log_limit.h).
+//
+// Only the accept thread calls it; other threads read gauges.handshakes.
 #pragma once
 
+#include <poll.h>
 #include <sys/socket.h>
 
-#include <chrono>
 #include <cstdint>
 #include <deque>
-#include <mutex>
+#include <functional>
+#include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "job/handshake.h"
 #include "process/gauges.h"
+#include "process/log_limit.h"
 
 namespace rig::agent {
 
@@ -24,56 +32,37 @@ class HandshakeRoom {
  public:
   // `gauges.handshakes` follows the places taken.
   HandshakeRoom(std::uint32_t places, std::uint32_t per_source, Gauges& gauges);
-  ~HandshakeRoom();
   HandshakeRoom(const HandshakeRoom&) = delete;
   HandshakeRoom& operator=(const HandshakeRoom&) = delete;
 
-  // Takes a place for the connection `fd` from `peer`, shedding another if it must; its ticket
-  // for leave(). Keeps a duplicate of fd to shut the connection down with, so that a place
-  // left late never touches a descriptor number used again meanwhile. 0 when no duplicate can
-  // be made (descriptors exhausted): the connection then holds no place and cannot be shed.
-  std::uint64_t enter(int fd, const sockaddr_storage& peer);
-  // Gives the place back (the handshake ended); a shed place was given back already.
-  void leave(std::uint64_t ticket);
-  // Connections shed since the agent started.
-  std::uint64_t shed() const;
+  // Gives `handshake`, from `peer`, a place, shedding another connection if it must.
+  void enter(std::unique_ptr<Handshake> handshake, const sockaddr_storage& peer);
+  // Appends a pollfd for each connection in the room, in the room's order (for advance).
+  void poll_fds(std::vector<pollfd>& fds) const;
+  // Milliseconds until the nearest deadline; -1 when the room is empty.
+  int timeout_ms() const;
+  // After a poll of poll_fds()'s `polled`: advances the connections with events, expires those
+  // past their deadline, and hands each that ended (kFailed, kJob or kJoined) to `ended` before
+  // it leaves the room.
+  using Ended = std::function<void(Handshake&, Handshake::Step)>;
+  void advance(std::span<const pollfd> polled, const Ended& ended);
+  // Tells every connection in the room `why` (without waiting) and closes it.
+  void clear(const std::string& why);
 
  private:
   struct Place {
-    std::uint64_t ticket;
-    int fd;  // the duplicate
+    std::unique_ptr<Handshake> handshake;
     std::string source;
   };
-  void shed_oldest_of(const std::string& source);  // mu_ held
-  std::string fullest_source() const;               // mu_ held
-  void log_sheds();                                  // mu_ held
+  void shed_oldest_of(const std::string& source);
+  std::string fullest_source() const;
+  void count() { gauges_.handshakes.store(static_cast<std::uint32_t>(taken_.size()), std::memory_order_relaxed); }
 
   const std::uint32_t places_;
   const std::uint32_t per_source_;
   Gauges& gauges_;
-  mutable std::mutex mu_;  // the accept thread and the connections' threads; not the hot path
   std::deque<Place> taken_;  // oldest first
-  std::uint64_t next_ticket_ = 1;
-  std::uint64_t shed_ = 0;
-  std::uint64_t shed_unlogged_ = 0;
-  std::chrono::steady_clock::time_point last_log_{};
-};
-
-// A connection's place, given back once (release) or at the end of its scope.
-class HandshakePlace {
- public:
-  HandshakePlace(HandshakeRoom& room, std::uint64_t ticket) : room_(&room), ticket_(ticket) {}
-  ~HandshakePlace() { release(); }
-  HandshakePlace(const HandshakePlace&) = delete;
-  HandshakePlace& operator=(const HandshakePlace&) = delete;
-  void release() {
-    if (room_ != nullptr && ticket_ != 0) room_->leave(ticket_);
-    room_ = nullptr;
-  }
-
- private:
-  HandshakeRoom* room_;
-  std::uint64_t ticket_;
+  LogLimit shed_log_;
 };
 
 // The source a connection's places are counted by, as a key: its IPv4 address (a v4-mapped

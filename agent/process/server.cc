@@ -20,12 +20,12 @@
 #include <chrono>
 #include <system_error>
 #include <thread>
+#include <span>
+#include <vector>
 
 namespace rig::agent {
 
-Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config)
-    : config_(config),
-      room_(std::make_shared<HandshakeRoom>(config.max_handshakes, config.max_handshakes_per_source, *gauges_)) {
+Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
   listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   const int flags = ::fcntl(listen_fd_, F_GETFL);
@@ -90,8 +90,8 @@ namespace {
 // agent waits a moment, doubling up to a second, and accepts again.
 bool passes(int err) { return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPERM; }
 
-// After accept failed with `err`: whether the agent accepts on, having waited out the backoff
-// where the error passes (doubling from 10 ms up to a second; `backoff_ms` keeps it).
+// After accept failed with `err`: whether the agent accepts on, once the backoff passed where
+// the error passes (doubling from 10 ms up to a second; `backoff_ms` keeps it).
 bool accept_passes(int err, int& backoff_ms) {
   // EAGAIN: the connection poll saw went away before accept.
   if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) return true;
@@ -101,7 +101,6 @@ bool accept_passes(int err, int& backoff_ms) {
   }
   backoff_ms = std::clamp(backoff_ms * 2, 10, 1000);
   spdlog::warn("accept: {}; accepting again in {} ms", std::strerror(err), backoff_ms);
-  std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
   return true;
 }
 
@@ -124,27 +123,104 @@ std::string peer_name(const sockaddr_storage& peer) {
 
 bool Server::admit(int fd, const std::string& who) {
   if (!take(gauges_->connections, config_.max_connections)) {
+    bump(gauges_->refused_connections);  // counted before the peer hears of it
     refuse(fd, "the agent serves its limit of " + std::to_string(config_.max_connections) +
                    " connections (rig-agent --max-connections)", 0);
-    spdlog::warn("connection from {} refused: {} connections", who, config_.max_connections);
-    bump(gauges_->refused_connections);
+    if (std::uint64_t left_out = 0; refused_log_.allow(left_out)) {
+      spdlog::warn("connection from {} refused: {} connections ({} more refused, not logged)", who,
+                   config_.max_connections, left_out);
+    }
     return false;
   }
   return true;
 }
 
+bool Server::accept_one(HandshakeRoom& room) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (!accept_passes(err, backoff_ms_)) return false;
+    accept_after_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms_);
+    return true;
+  }
+  backoff_ms_ = 0;
+  engine::set_job_options(fd);
+  const std::string who = peer_name(peer);
+  if (!admit(fd, who)) return true;
+  std::unique_ptr<Handshake> handshake;
+  try {
+    handshake = std::make_unique<Handshake>(fd, who, config_, *gauges_);  // holds the count admit() took
+  } catch (const std::exception& e) {
+    gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
+    refuse(fd, std::string("the agent could not take the connection: ") + e.what(), 0);
+    return true;
+  }
+  room.enter(std::move(handshake), peer);
+  return true;
+}
+
+void Server::ended(Handshake& h, Handshake::Step step) {
+  if (step == Handshake::Step::kJob) return start_session(h);
+  if (step == Handshake::Step::kJoined) return spdlog::debug("data connection from {} joined its job", h.peer());
+  bump(h.proving() ? gauges_->auth_failures : gauges_->handshakes_failed);
+  if (std::uint64_t left_out = 0; (h.proving() ? auth_log_ : handshake_log_).allow(left_out)) {
+    spdlog::warn("{} from {}: {}{} ({} more like it in the last second, not logged)",
+                 h.joining() ? "data connection" : "job", h.peer(), h.proving() ? "authentication failed: " : "",
+                 h.why(), left_out);
+  }
+  h.refuse(h.told());
+  if (!h.joining() && tally_->job_ended(max_jobs_)) stop();
+}
+
+void Server::start_session(Handshake& h) {
+  Authenticated job = h.take_job();
+  const int fd = job.fd;
+  // `this` outlives the thread when max_jobs_ > 0 (finish() waits for every thread).
+  try {
+    std::thread([this, job = std::move(job), who = h.peer(), config = config_, gauges = gauges_, drain = drain_,
+                 tally = tally_, max_jobs = max_jobs_]() mutable {
+      try {  // the thread's edge: no exception crosses it
+        Session(std::move(job), config, who, *gauges, *drain).run();
+      } catch (const std::exception& e) {
+        spdlog::error("job from {} ended by an internal error: {}", who, e.what());
+      }
+      if (tally->job_ended(max_jobs)) stop();
+      // release: pairs with finish()'s acquire: this thread is done with `this`.
+      tally->finished.fetch_add(1, std::memory_order_release);
+      tally->finished.notify_all();
+    }).detach();
+    ++started_;
+  } catch (const std::system_error& e) {
+    // No thread for it (threads or memory exhausted): refused, and the agent goes on. The
+    // job's count of connections went with the callable.
+    refuse(fd, std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
+    spdlog::error("connection from {} refused: no thread: {}", h.peer(), e.what());
+  }
+}
+
+int Server::poll_timeout_ms(const HandshakeRoom& room) const {
+  int timeout = room.timeout_ms();
+  const auto now = std::chrono::steady_clock::now();
+  if (accept_after_ > now) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(accept_after_ - now).count();
+    if (timeout < 0 || left < timeout) timeout = static_cast<int>(left);
+  }
+  return timeout;
+}
+
 void Server::serve(std::uint64_t max_jobs) {
-  // Shared with the connection threads, which may outlive this call when max_jobs is 0.
-  struct Tally {
-    std::atomic<std::uint64_t> jobs_ended{0};  // connections that were jobs (not stripes)
-    std::atomic<std::uint64_t> finished{0};    // every connection thread's end
-  };
-  auto tally = std::make_shared<Tally>();
-  std::uint64_t started = 0;
-  int backoff_ms = 0;
+  tally_ = std::make_shared<Tally>();
+  started_ = 0;
+  max_jobs_ = max_jobs;  // before any thread that reads it starts
+  HandshakeRoom room(config_.max_handshakes, config_.max_handshakes_per_source, *gauges_);
+  std::vector<pollfd> fds;
   while (!stopping_.load(std::memory_order_seq_cst)) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    const bool accepting = std::chrono::steady_clock::now() >= accept_after_;
+    fds.assign({{listen_fd_, static_cast<short>(accepting ? POLLIN : 0), 0}, {wake_fd_, POLLIN, 0}});
+    room.poll_fds(fds);
+    if (::poll(fds.data(), fds.size(), poll_timeout_ms(room)) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("poll on the listener: {}: the agent stops", std::strerror(errno));
       break;
@@ -155,53 +231,14 @@ void Server::serve(std::uint64_t max_jobs) {
     }
     if (reload_.exchange(false, std::memory_order_seq_cst)) reread_secrets();
     if (stopping_.load(std::memory_order_seq_cst)) break;
-    if (fds[0].revents == 0) continue;
-    sockaddr_storage peer{};
-    socklen_t len = sizeof peer;
-    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_CLOEXEC);
-    const int err = errno;
-    if (fd < 0) {
-      if (!accept_passes(err, backoff_ms)) break;
-      continue;
-    }
-    backoff_ms = 0;
-    engine::set_job_options(fd);
-    const std::string who = peer_name(peer);
-    if (!admit(fd, who)) continue;
-    const std::uint64_t ticket = room_->enter(fd, peer);
-    // A connection is a job or a stripe joining one: only jobs count toward max_jobs. `this`
-    // outlives the thread when max_jobs > 0 (serve waits for every thread below).
-    try {
-      std::thread([this, fd, who, config = config_, gauges = gauges_, drain = drain_, room = room_, ticket, tally,
-                   max_jobs] {
-        Held connection(gauges->connections);
-        HandshakePlace handshaking(*room, ticket);
-        bool job = true;
-        try {  // the thread's edge: no exception crosses it
-          Session session(fd, config, who, *gauges, handshaking, *drain);
-          job = session.run();
-        } catch (const std::exception& e) {
-          spdlog::error("connection from {} ended by an internal error: {}", who, e.what());
-        }
-        if (job) {
-          // seq_cst: the count that ends serve() (read after the stop it may cause).
-          const std::uint64_t n = tally->jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1;
-          if (max_jobs > 0 && n >= max_jobs) stop();
-        }
-        // release: pairs with serve()'s acquire: this thread is done with `this`.
-        tally->finished.fetch_add(1, std::memory_order_release);
-        tally->finished.notify_all();
-      }).detach();
-      ++started;
-    } catch (const std::system_error& e) {
-      // No thread for it (threads or memory exhausted): refused, and the agent goes on.
-      gauges_->connections.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (gauges.h)
-      room_->leave(ticket);
-      refuse(fd, std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
-      spdlog::error("connection from {} refused: no thread: {}", who, e.what());
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    room.advance(std::span(fds).subspan(2), [this](Handshake& h, Handshake::Step step) { ended(h, step); });
+    if ((fds[0].revents & POLLIN) != 0 && !accept_one(room)) break;
   }
+  room.clear(kStopping);
+  finish();
+}
+
+void Server::finish() {
   if (terminating_.load(std::memory_order_seq_cst)) {
     drain_->begin(config_.drain_ms);
     if (std::string why; !notify_service_manager("STOPPING=1\nSTATUS=stopping: jobs run what they received", why)) {
@@ -209,20 +246,20 @@ void Server::serve(std::uint64_t max_jobs) {
     }
     spdlog::info("stopping: {} job(s) may run what they received for up to {} ms",
                  gauges_->jobs.load(std::memory_order_relaxed), config_.drain_ms);  // relaxed: a count
-    // Every connection thread, for the drain and a second more (a connection still in its
-    // handshake, or a job whose client does not read its failure, is not waited for longer).
+    // Every session thread, for the drain and a second more (a job whose client does not read
+    // its failure is not waited for longer).
     const auto limit = std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.drain_ms) +
                        std::chrono::seconds(1);
-    while (tally->finished.load(std::memory_order_acquire) < started && std::chrono::steady_clock::now() < limit) {
+    while (tally_->finished.load(std::memory_order_acquire) < started_ && std::chrono::steady_clock::now() < limit) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     return;
   }
-  if (max_jobs > 0) {
-    // Wait for every connection thread this call started.
-    for (std::uint64_t e = tally->finished.load(std::memory_order_acquire); e < started;
-         e = tally->finished.load(std::memory_order_acquire)) {
-      tally->finished.wait(e, std::memory_order_acquire);
+  if (max_jobs_ > 0) {
+    // Wait for every session thread this serve() started.
+    for (std::uint64_t e = tally_->finished.load(std::memory_order_acquire); e < started_;
+         e = tally_->finished.load(std::memory_order_acquire)) {
+      tally_->finished.wait(e, std::memory_order_acquire);
     }
   }
 }

@@ -1,7 +1,9 @@
-// The agent's listener: accepts jobs and runs each on a thread of its own.
+// The agent's listener: accepts connections, drives their handshakes (handshake_room.h) on its
+// own thread, and runs each job that proved itself on a thread of its own.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "process/drain.h"
 #include "process/gauges.h"
 #include "process/handshake_room.h"
+#include "process/log_limit.h"
 #include "rig/engine/tcp.h"
 
 namespace rig::agent {
@@ -43,16 +46,46 @@ class Server {
 
  private:
   // Counts the connection against the limit of connections, or refuses it (closing fd) and
-  // returns false. Its place among those in their handshake is taken apart (room_).
+  // returns false.
   bool admit(int fd, const std::string& who);
+  // Accepts a connection into `room`; false when the agent must stop (an accept error that
+  // does not pass).
+  bool accept_one(HandshakeRoom& room);
+  // A handshake that ended in `room` (kFailed, kJob or kJoined).
+  void ended(Handshake& handshake, Handshake::Step step);
+  // Gives the authenticated job a thread of its own, or refuses it when there is none.
+  void start_session(Handshake& handshake);
+  // After the accept loop: the drain (terminate()), or the wait for every session (max_jobs).
+  void finish();
+  // The poll's timeout: until the room's nearest deadline or the end of an accept's backoff.
+  int poll_timeout_ms(const HandshakeRoom& room) const;
   // Wakes serve()'s poll through wake_fd_.
   void wake();
 
   AgentConfig config_;
   std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   std::shared_ptr<Drain> drain_ = std::make_shared<Drain>();
-  // The connections in their handshake (shed, never refused); shared with their threads.
-  std::shared_ptr<HandshakeRoom> room_;
+  // The sessions serve() started: shared with their threads, which may outlive serve() when
+  // max_jobs is 0.
+  struct Tally {
+    std::atomic<std::uint64_t> jobs_ended{0};  // sessions ended, and hellos whose handshake failed
+    std::atomic<std::uint64_t> finished{0};    // session threads ended
+    // One more job ended: whether it is the max_jobs-th (then serve() ends).
+    bool job_ended(std::uint64_t max_jobs) {
+      // seq_cst: the count that ends serve() (read after the stop it may cause).
+      return jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1 == max_jobs;
+    }
+  };
+  std::shared_ptr<Tally> tally_;
+  std::uint64_t started_ = 0;  // session threads started (serve()'s thread only)
+  std::uint64_t max_jobs_ = 0;  // serve()'s (its threads get a copy)
+  // The accept thread's: an accept that failed for want of descriptors or memory waits out a
+  // backoff (doubling from 10 ms to a second) before the next, handshakes served meanwhile.
+  int backoff_ms_ = 0;
+  std::chrono::steady_clock::time_point accept_after_{};
+  LogLimit refused_log_;    // connections refused by --max-connections
+  LogLimit handshake_log_;  // handshakes that failed before a proof
+  LogLimit auth_log_;       // proofs that failed
   int listen_fd_ = -1;  // non-blocking: serve() polls it beside wake_fd_
   int wake_fd_ = -1;    // an eventfd that stop() and reload() write
   std::uint16_t port_ = 0;

@@ -36,6 +36,7 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
                    {"max_stripes", config.max_stripes}};
   o["jobs"] = gauges.jobs.load(std::memory_order_relaxed);
   o["connections"] = gauges.connections.load(std::memory_order_relaxed);
+  o["handshakes"] = gauges.handshakes.load(std::memory_order_relaxed);  // of them, in their handshake
   o["totals"] = {{"jobs", count(gauges.jobs_started)},
                  {"jobs_failed", count(gauges.jobs_failed)},
                  {"refused", {{"connections", count(gauges.refused_connections)},

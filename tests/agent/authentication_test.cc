@@ -217,6 +217,19 @@ TEST(Authentication, AHandshakeSpreadPastItsOneDeadlineIsRefusedThoughEachPieceC
   EXPECT_EQ(c.failure_text(), "authentication failed");
 }
 
+TEST(Authentication, ASilentConnectionIsRefusedAtItsDeadlineNotBeforeWithTheReason) {
+  // Nothing but another silent connection happens in the agent meanwhile: its own clock must end
+  // the handshake, and the newcomer, which wakes it 0.6 of the bound in, must not end it early.
+  constexpr int kBoundMs = 500;
+  AgentProcess agent({"--handshake-ms", std::to_string(kBoundMs)});
+  const auto connected = std::chrono::steady_clock::now();
+  RawClient c(agent.endpoint());
+  std::this_thread::sleep_for(std::chrono::milliseconds(kBoundMs * 6 / 10));
+  RawClient newcomer(agent.endpoint());
+  EXPECT_EQ(c.failure_text(), "no complete first frame (hello or join) within the handshake's 500 ms of connecting");
+  EXPECT_GE(std::chrono::steady_clock::now() - connected, std::chrono::milliseconds(kBoundMs));
+}
+
 TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {
   AgentProcess open_agent({}, /*open=*/true);
   const std::string why = connect_error(open_agent.endpoint());

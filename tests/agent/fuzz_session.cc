@@ -232,10 +232,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int served = engine::tcp_accept(agent.listen_fd);
   check(served >= 0, "accept failed");
   agent::Gauges gauges;
-  agent::HandshakeRoom room(1, 1, gauges);
-  const sockaddr_storage peer{};  // (the source counts for nothing here: one connection)
-  agent::HandshakePlace handshaking(room, room.enter(served, peer));  // the server's take
-  std::thread session([&] { agent::Session(served, agent.config, "fuzzer", gauges, handshaking, agent.drain).run(); });
+  std::thread session([&] {
+    // The server's part: the handshake, driven by polls, then the job's session.
+    gauges.connections.fetch_add(1, std::memory_order_relaxed);  // what admit() takes
+    agent::Handshake h(served, "fuzzer", agent.config, gauges);
+    auto step = agent::Handshake::Step::kMore;
+    while (step == agent::Handshake::Step::kMore) {
+      pollfd p{served, POLLIN, 0};
+      step = ::poll(&p, 1, h.deadline().left_ms()) > 0 ? h.advance() : h.expire();
+    }
+    if (step == agent::Handshake::Step::kJob) agent::Session(h.take_job(), agent.config, "fuzzer", gauges, agent.drain).run();
+  });
   check(handshake(client, agent), "the agent refused the fuzzer's handshake");
   play(client, data, size);
   ::close(client);

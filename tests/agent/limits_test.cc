@@ -10,14 +10,19 @@
 
 #include <chrono>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "agent_process.h"
 #include "process/handshake_room.h"
 #include "process_facts.h"
 #include "raw_peer.h"
 #include "rig/remote/job.h"
+#include "rig/remote/link.h"
+#include "rig/wire/codec.h"
 
 namespace rig::test {
 namespace {
@@ -72,6 +77,35 @@ TEST(AgentLimits, StrangersHoldingEveryHandshakePlaceLockNoJobOutTheOldestIsShed
   EXPECT_NO_THROW(job->connect(agent.endpoint()));
   for (int i = 0; i < 19; ++i) EXPECT_TRUE(strangers[i]->shed()) << "stranger " << i;
   EXPECT_TRUE(strangers[19]->held()) << "the newest stranger lost its place to the job, not to an older one";
+}
+
+// Threads of `pid` but io_uring's workers (iou-wrk-*), which the kernel starts and ends at will.
+std::size_t own_threads(pid_t pid) {
+  std::istringstream names(held_by(pid).thread_names);
+  std::size_t n = 0;
+  for (std::string name; names >> name;) n += name.starts_with("iou-wrk") ? 0 : 1;
+  return n;
+}
+
+TEST(AgentLimits, ConnectionsInTheirHandshakeHoldNoThreadOfTheirOwn) {
+  AgentProcess agent({"--max-handshakes", "64", "--max-handshakes-per-source", "64"});
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());  // its session's thread is counted before
+  const std::size_t before = own_threads(agent.pid());
+  // 20 silent, and 10 that sent their hello, read the challenge and withhold their proof.
+  std::vector<std::unique_ptr<SilentPeer>> silent;
+  for (int i = 0; i < 20; ++i) silent.push_back(std::make_unique<SilentPeer>("127.0.0.1", agent.endpoint()));
+  std::vector<std::unique_ptr<RawClient>> proving;
+  for (int i = 0; i < 10; ++i) {
+    proving.push_back(std::make_unique<RawClient>(agent.endpoint()));
+    send_msg(proving.back()->fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
+    RawFrame challenge;
+    ASSERT_TRUE(read_frame(proving.back()->fd(), challenge)) << "no challenge for hello " << i;
+  }
+  EXPECT_GE(within(std::chrono::seconds(10),
+                   [&] { return nlohmann::json::parse(link.agent_status())["handshakes"] == 30; }).count(), 0)
+      << "the agent never held the 30 connections in their handshake";
+  EXPECT_EQ(own_threads(agent.pid()), before) << held_by(agent.pid()).thread_names;
 }
 
 sockaddr_storage v6(const char* text, std::uint16_t port) {

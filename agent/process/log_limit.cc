@@ -1,0 +1,18 @@
+#include "process/log_limit.h"
+
+namespace rig::agent {
+
+bool LogLimit::allow(std::uint64_t& left_out) {
+  const auto now = std::chrono::steady_clock::now();
+  if (logged_ && now - last_ < every_) {
+    ++left_out_;
+    return false;
+  }
+  logged_ = true;
+  last_ = now;
+  left_out = left_out_;
+  left_out_ = 0;
+  return true;
+}
+
+}  // namespace rig::agent
