@@ -54,6 +54,17 @@ NetnsPair::NetnsPair() {
   }
 }
 
+std::vector<std::string> NetnsPair::add_outside_sources(int count) {
+  const std::string net = "198.18." + std::to_string(::getpid() & 255) + ".";
+  run("ip netns exec " + name_ + " ip route replace " + net + "0/24 via " + outside_ip_);
+  std::vector<std::string> sources;
+  for (int i = 1; i <= count; ++i) {
+    sources.push_back(net + std::to_string(i));
+    run("ip addr add " + sources.back() + "/32 dev " + outside_dev_);
+  }
+  return sources;
+}
+
 NetnsPair::~NetnsPair() {
   succeeds("ip link delete " + outside_dev_);  // takes its peer inside with it
   succeeds("ip netns delete " + name_);

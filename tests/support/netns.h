@@ -25,6 +25,11 @@ class NetnsPair {
   const std::string& inside_address() const { return inside_ip_; }
   const std::string& outside_address() const { return outside_ip_; }
 
+  // Gives this side `count` (1 to 250) more addresses the namespace reaches (198.18.X.1 on:
+  // RFC 2544's benchmarking range, X from this process's pid), each a source of its own to the
+  // agent: a flood from many hosts. Removed with the pair.
+  std::vector<std::string> add_outside_sources(int count);
+
   // Bytes this side's end of the veth has sent into the namespace, and received from it (the
   // kernel's counters: a transfer is under way once they move).
   std::uint64_t bytes_out() const;
