@@ -20,10 +20,12 @@ let test_sleep_bound _ =
       let t0 = now () in
       P.sleep d ~seen:(P.signaled d) ~still_ms:300;
       let waited = now () -. t0 in
-      assert_bool (Printf.sprintf "sleep returned after %.3f s" waited) (waited < 1.3);
+      (* Within 10 times its bound: a busy machine meets that, and a sleep that misread its unit,
+         or waited for a value, does not. *)
+      assert_bool (Printf.sprintf "sleep returned after %.3f s" waited) (waited < 3.0);
       let t0 = now () in
-      P.sleep d ~seen:(P.signaled d + 1) ~still_ms:5000;
-      assert_bool "at once when the word differs" (now () -. t0 < 1.0))
+      P.sleep d ~seen:(P.signaled d + 1) ~still_ms:30000;
+      assert_bool "at once when the word differs" (now () -. t0 < 3.0))
 
 (* The agent stopped, so nothing is reported: stop writes the last value given. *)
 let test_stop _ =
