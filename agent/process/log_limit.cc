@@ -15,4 +15,9 @@ bool LogLimit::allow(std::uint64_t& left_out) {
   return true;
 }
 
+std::string left_out_note(std::uint64_t left_out) {
+  if (left_out == 0) return "";
+  return " (" + std::to_string(left_out) + " more like it since the last line, not logged)";
+}
+
 }  // namespace rig::agent

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace rig::agent {
 
@@ -20,5 +21,9 @@ class LogLimit {
   std::chrono::steady_clock::time_point last_{};
   std::uint64_t left_out_ = 0;
 };
+
+// What a logged line adds for those left out before it: "" for none, else " (N more like it
+// since the last line, not logged)".
+std::string left_out_note(std::uint64_t left_out);
 
 }  // namespace rig::agent

@@ -127,8 +127,8 @@ bool Server::admit(int fd, const std::string& who) {
     refuse(fd, "the agent serves its limit of " + std::to_string(config_.max_connections) +
                    " connections (rig-agent --max-connections)", 0);
     if (std::uint64_t left_out = 0; refused_log_.allow(left_out)) {
-      spdlog::warn("connection from {} refused: {} connections ({} more refused, not logged)", who,
-                   config_.max_connections, left_out);
+      spdlog::warn("connection from {} refused: {} connections{}", who, config_.max_connections,
+                   left_out_note(left_out));
     }
     return false;
   }
@@ -166,9 +166,8 @@ void Server::ended(Handshake& h, Handshake::Step step) {
   if (step == Handshake::Step::kJoined) return spdlog::debug("data connection from {} joined its job", h.peer());
   bump(h.proving() ? gauges_->auth_failures : gauges_->handshakes_failed);
   if (std::uint64_t left_out = 0; (h.proving() ? auth_log_ : handshake_log_).allow(left_out)) {
-    spdlog::warn("{} from {}: {}{} ({} more like it in the last second, not logged)",
-                 h.joining() ? "data connection" : "job", h.peer(), h.proving() ? "authentication failed: " : "",
-                 h.why(), left_out);
+    spdlog::warn("{} from {}: {}{}{}", h.joining() ? "data connection" : "job", h.peer(),
+                 h.proving() ? "authentication failed: " : "", h.why(), left_out_note(left_out));
   }
   h.refuse(h.told());
   if (!h.joining() && tally_->job_ended(max_jobs_)) stop();

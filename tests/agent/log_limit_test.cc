@@ -35,5 +35,10 @@ TEST(LogLimit, TheFirstLineAfterThePeriodIsLoggedAndCountsThoseLeftOut) {
   EXPECT_FALSE(limit.allow(left_out));  // a new period began with it
 }
 
+TEST(LogLimit, TheNoteOfThoseLeftOutIsEmptyForNoneAndCountsThemElse) {
+  EXPECT_EQ(left_out_note(0), "");
+  EXPECT_EQ(left_out_note(1), " (1 more like it since the last line, not logged)");
+}
+
 }  // namespace
 }  // namespace rig::agent
