@@ -62,6 +62,12 @@ class DeviceBackend {
   virtual std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) = 0;
   // What the job may still allocate here.
   virtual std::uint64_t budget_left() const = 0;
+  // Why the last allocate(bytes) answered nullptr, for the alloc's answer. The default: the
+  // budget's room.
+  virtual std::string no_room(std::uint64_t bytes) const {
+    (void)bytes;
+    return "no room: " + std::to_string(budget_left()) + " bytes left of the budget";
+  }
 
   // Copies, issued in the handover's order; false (with `why`) if the device faulted, which
   // fails the job. Every place lies within its memory (the executor checked).

@@ -19,7 +19,7 @@ std::uint64_t page_bytes() noexcept {
 
 std::byte* allocate_host_bytes(std::uint64_t bytes, std::uint64_t align, bool zeroed) noexcept {
   assert(align != 0 && (align & (align - 1)) == 0);
-  const std::uint64_t rounded = (bytes + align - 1) & ~(align - 1);
+  const std::uint64_t rounded = aligned_bytes(bytes, align);
   if (rounded < bytes) return nullptr;  // wrapped
 #if defined(RIG_TSAN) || defined(RIG_ASAN)
   void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);

@@ -19,8 +19,15 @@ inline std::uint64_t whole_pages(std::uint64_t bytes) noexcept {
   return (bytes + page - 1) / page * page;
 }
 
-// `bytes` (rounded up to a multiple of `align`, a power of two) aligned to `align`, zeroed if
-// asked; nullptr when RAM runs out.
+// `bytes` rounded up to a multiple of `align` (a power of two): what allocate_host_bytes takes
+// for them, as the agent's host memory account counts it (host_memory_limit.h); 0 if it wraps.
+inline std::uint64_t aligned_bytes(std::uint64_t bytes, std::uint64_t align) noexcept {
+  const std::uint64_t rounded = (bytes + align - 1) & ~(align - 1);
+  return rounded < bytes ? 0 : rounded;
+}
+
+// aligned_bytes(bytes, align) bytes aligned to `align`, zeroed if asked; nullptr when RAM runs
+// out.
 std::byte* allocate_host_bytes(std::uint64_t bytes, std::uint64_t align, bool zeroed) noexcept;
 void free_host_bytes(std::byte* p) noexcept;
 

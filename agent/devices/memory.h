@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "devices/host_memory_limit.h"
 #include "devices/host_pinning.h"
 
 namespace rig::agent {
@@ -47,7 +48,8 @@ class Memory {
 };
 
 // Memory in this machine's RAM, zeroed, 64-byte aligned (whole pages where pinned or from
-// kPageAlignedBytes), charged to a job's budget of one device: what the machine's host and
+// kPageAlignedBytes), charged to a job's budget of one device and, as allocated (whole pages or
+// 64 bytes), to the agent's host memory (HostMemoryLimit): what the machine's host and
 // simulated devices allocate.
 class RamMemory final : public Memory {
  public:
@@ -56,14 +58,23 @@ class RamMemory final : public Memory {
   // with another pinned range cannot be registered again. mimalloc's size classes from 64 KiB
   // give whole pages anyway; this holds it for any allocator.
   static constexpr std::uint64_t kPageAlignedBytes = 64 << 10;
-  // nullptr when `bytes` is past what the budget has left or RAM runs out. `pinning`: pins the
-  // memory, whole pages, while it lives (the host's objects while the job has GPUs), else null.
+  // Why an allocate of `bytes` fails: past what the budget has left, past the agent's host
+  // memory (`host_memory`, null: no such limit), or, when neither, RAM ran out.
+  enum class Refused { kBudget, kHostMemory, kMemory };
+  // nullptr (with `refused`) when `bytes` is past what the budget has left, its footprint past
+  // what `host_memory` has left (null: no bound), or RAM runs out. `pinning`: pins the memory,
+  // whole pages, while it lives (the host's objects while the job has GPUs), else null.
   static std::shared_ptr<RamMemory> allocate(std::uint32_t device, std::uint64_t bytes,
                                              std::shared_ptr<Budget> budget,
-                                             std::shared_ptr<HostPinning> pinning = nullptr);
+                                             std::shared_ptr<HostPinning> pinning,
+                                             const std::shared_ptr<HostMemoryLimit>& host_memory, Refused& refused);
   RamMemory(std::uint32_t device, std::uint64_t bytes, std::byte* data, std::shared_ptr<Budget> budget,
-            std::shared_ptr<HostPinning> pinning)
-      : Memory(device, bytes, data), budget_(std::move(budget)), pinning_(std::move(pinning)) {}
+            std::shared_ptr<HostPinning> pinning, std::shared_ptr<HostMemoryLimit> host_memory, std::uint64_t held)
+      : Memory(device, bytes, data),
+        budget_(std::move(budget)),
+        pinning_(std::move(pinning)),
+        host_memory_(std::move(host_memory)),
+        held_(held) {}
   ~RamMemory() override;
   void leave_to_given_up_gpu(int gpu) noexcept override {
     if (pinning_) pinning_->leave_to_given_up_gpu(host(), gpu);
@@ -72,6 +83,8 @@ class RamMemory final : public Memory {
  private:
   std::shared_ptr<Budget> budget_;
   std::shared_ptr<HostPinning> pinning_;
+  std::shared_ptr<HostMemoryLimit> host_memory_;  // null: none counts it
+  std::uint64_t held_;  // what host_memory_ counts for it (footprint)
 };
 
 }  // namespace rig::agent

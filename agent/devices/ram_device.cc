@@ -19,7 +19,17 @@ RamDevice::RamDevice(const wire::Account& account, Completion completion)
     : DeviceBackend(account), budget_(std::make_shared<Budget>(Budget{account.budget})), completion_(completion) {}
 
 std::shared_ptr<Memory> RamDevice::allocate(std::uint64_t bytes) {
-  return RamMemory::allocate(id(), bytes, budget_, pinning_);
+  return RamMemory::allocate(id(), bytes, budget_, pinning_, host_memory_, refused_);
+}
+
+std::string RamDevice::no_room(std::uint64_t bytes) const {
+  switch (refused_) {
+    case RamMemory::Refused::kBudget: return DeviceBackend::no_room(bytes);
+    case RamMemory::Refused::kHostMemory:
+      return host_memory_->refusal("an object of " + std::to_string(bytes) + " bytes");
+    case RamMemory::Refused::kMemory: break;
+  }
+  return "the agent's host is out of memory for " + std::to_string(bytes) + " bytes";
 }
 
 std::shared_ptr<Memory> RamDevice::map_peer(const std::shared_ptr<Memory>& memory) {

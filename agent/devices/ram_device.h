@@ -20,8 +20,12 @@ class RamDevice : public DeviceBackend {
   std::shared_ptr<Memory> allocate(std::uint64_t bytes) override;
   std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) override;
   std::uint64_t budget_left() const override { return budget_->left; }
+  // The budget's room, or the agent's host memory limit, or RAM: whichever refused.
+  std::string no_room(std::uint64_t bytes) const override;
   // Pins every allocation made from now on while it lives (the host's, while the job has GPUs).
   void set_pinning(std::shared_ptr<HostPinning> pinning) { pinning_ = std::move(pinning); }
+  // Counts every allocation made from now on in the agent's host memory (null: not counted).
+  void set_host_memory(std::shared_ptr<HostMemoryLimit> host_memory) { host_memory_ = std::move(host_memory); }
 
   bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
   bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
@@ -51,6 +55,8 @@ class RamDevice : public DeviceBackend {
 
   std::shared_ptr<Budget> budget_;
   std::shared_ptr<HostPinning> pinning_;
+  std::shared_ptr<HostMemoryLimit> host_memory_;
+  RamMemory::Refused refused_ = RamMemory::Refused::kBudget;  // why the last allocate failed
   Completion completion_;
   std::vector<std::uint64_t> finished_;  // kLater: values finished, not yet polled
   bool when_armed_ = false;

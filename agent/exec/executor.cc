@@ -180,7 +180,7 @@ bool Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t
     }
     p.staged = staging_.take(total, p.staged_capacity);
     if (!p.staged) {
-      why = "out of memory staging " + std::to_string(total) + " bytes for the client";
+      why = staging_.refusal(total, "for the client");  // the agent's host memory, or RAM
       return false;
     }
     const bool ranges = d.marks() && total > kStreamBytes;
@@ -328,7 +328,7 @@ void Executor::clear() {
 void Executor::keep_given_up(DeviceBackend& device, Lane& lane) noexcept {
   if (lane.queue.empty() && lane.running.empty()) return;  // nothing named (or a second clear)
   try {
-    auto work = std::make_shared<GivenUpWork>(staging_.pinning());
+    auto work = std::make_shared<GivenUpWork>(staging_.pinning(), staging_.host_memory());
     work->take(lane.queue, lane.running);
     device.keep(std::move(work));
   } catch (const std::bad_alloc&) {

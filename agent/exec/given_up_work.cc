@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "exec/staging.h"
+
 namespace rig::agent {
 
 void GivenUpWork::leave_to(std::uint32_t device, int gpu) noexcept {
@@ -31,11 +33,13 @@ void GivenUpWork::take(std::deque<PendingHandover>& queue, std::deque<PendingHan
 
 GivenUpWork::~GivenUpWork() {
   // The staging goes as the pool gives a buffer up: unpinned (unless left to the destroyed
-  // context), then freed with the handovers.
-  if (pinning_ == nullptr) return;
+  // context), freed, then given back to the agent's host memory.
   for (PendingHandover& ho : handovers_) {
     for (PendingPart& p : ho.parts) {
-      if (p.staged) pinning_->unpin(p.staged.get());
+      if (!p.staged) continue;
+      if (pinning_ != nullptr) pinning_->unpin(p.staged.get());
+      p.staged.reset();
+      if (host_memory_ != nullptr) host_memory_->give_back(JobStaging::footprint(p.staged_capacity));
     }
   }
 }

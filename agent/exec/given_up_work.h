@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "devices/host_memory_limit.h"
 #include "devices/host_pinning.h"
 #include "exec/handover.h"
 
@@ -17,8 +18,10 @@ namespace rig::agent {
 
 class GivenUpWork {
  public:
-  // `pinning`: what pinned the staging, or null.
-  explicit GivenUpWork(std::shared_ptr<HostPinning> pinning) noexcept : pinning_(std::move(pinning)) {}
+  // `pinning`: what pinned the staging, or null; `host_memory`: the agent's account the staging
+  // counts in (JobStaging::footprint), given back once it is freed, or null.
+  GivenUpWork(std::shared_ptr<HostPinning> pinning, std::shared_ptr<HostMemoryLimit> host_memory) noexcept
+      : pinning_(std::move(pinning)), host_memory_(std::move(host_memory)) {}
   ~GivenUpWork();
   GivenUpWork(const GivenUpWork&) = delete;
   GivenUpWork& operator=(const GivenUpWork&) = delete;
@@ -33,6 +36,7 @@ class GivenUpWork {
 
  private:
   std::shared_ptr<HostPinning> pinning_;  // outlives the staging it unpins
+  std::shared_ptr<HostMemoryLimit> host_memory_;
   std::vector<PendingHandover> handovers_;
 };
 

@@ -43,7 +43,7 @@ bool Incoming::receive(PendingHandover& ho, Start start, std::string& why) {
       }
       p.staged = staging_.take(total, p.staged_capacity);
       if (!p.staged) {
-        why = "out of memory staging " + std::to_string(total) + " bytes of a hand-over";
+        why = staging_.refusal(total, "of a hand-over");  // the agent's host memory, or RAM
         return false;
       }
       engine::bump(counters_.bytes_staged, total);

@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<DeviceBackend>> open_devices(const AgentConfig& conf
     std::vector<std::unique_ptr<DeviceBackend>> devices;
     auto host = std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1));
     host->set_pinning(host_pinning(config));  // host objects pinned: host<->GPU copies go by DMA
+    host->set_host_memory(config.host_memory);
     devices.push_back(std::move(host));
     open_gpus(config, devices);
     return devices;
@@ -27,13 +28,16 @@ std::vector<std::unique_ptr<DeviceBackend>> open_devices(const AgentConfig& conf
   // device that does not (to exercise peer = false).
   const std::uint64_t isolated = config.isolated != 0 ? (1ull << config.isolated) : 0;
   std::vector<std::unique_ptr<DeviceBackend>> devices;
-  devices.push_back(std::make_unique<HostDevice>(config.host_budget, all & ~isolated));
+  auto host = std::make_unique<HostDevice>(config.host_budget, all & ~isolated);
+  host->set_host_memory(config.host_memory);
+  devices.push_back(std::move(host));
   const Completion completion =
       config.sim_completion == SimCompletion::kNow ? Completion::kDone : Completion::kLater;
   for (std::uint32_t i = 1; i <= n; ++i) {
     const std::uint64_t reach = i == config.isolated ? (1ull << i) : (all & ~isolated);
     auto sim = std::make_unique<SimDevice>(i, config.device_budget, reach, completion);
     if (config.sim_completion == SimCompletion::kWoken) sim->complete_when_armed();
+    sim->set_host_memory(config.host_memory);  // simulated devices' memory is the host's RAM
     devices.push_back(std::move(sim));
   }
   return devices;

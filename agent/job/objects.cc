@@ -37,8 +37,7 @@ bool ObjectTable::alloc(const wire::Request& q, Answer& a, std::string& why) {
   DeviceBackend& d = *devices_[q.device];
   std::shared_ptr<Memory> memory = d.allocate(q.arg0);
   if (!memory) {
-    a = {wire::AnswerStatus::kRefused, 0,
-         "no room: " + std::to_string(d.budget_left()) + " bytes left of the budget"};
+    a = {wire::AnswerStatus::kRefused, 0, d.no_room(q.arg0)};
     return true;
   }
   add(q.object, Object{q.device, std::move(memory)});

@@ -26,7 +26,7 @@ Session::JobParts::JobParts(std::unique_ptr<engine::Socket> socket, const AgentC
       connection(std::move(socket), counters),
       reader(connection.socket(), counters),
       stripes(config.backend, counters, config.silence_ms),
-      staging(config.max_staged_bytes, host_pinning(config)),
+      staging(config.max_staged_bytes, host_pinning(config), config.host_memory),
       objects(devices, config.max_objects),
       outbox(connection, stripes),
       incoming(reader, stripes, staging, counters, devices, config.silence_ms),

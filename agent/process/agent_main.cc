@@ -95,7 +95,7 @@ std::string version_text() {
 // A byte size as an operator writes it (engine::parse_number: 65536, 64MiB, 1GiB), handed on to
 // CLI11's conversion and range check as its bytes; --send-zc-bytes's -1 ("auto") passes as is.
 void take_byte_units(CLI::App& app) {
-  for (const char* name : {"--device-budget", "--host-budget", "--max-staged-bytes", "--send-zc-bytes"}) {
+  for (const char* name : {"--device-budget", "--host-budget", "--max-staged-bytes", "--max-host-bytes", "--send-zc-bytes"}) {
     const bool auto_allowed = std::string_view(name) == "--send-zc-bytes";
     app.get_option(name)->transform(CLI::Validator(
         [auto_allowed](std::string& text) -> std::string {
@@ -165,6 +165,14 @@ void define_service_options(CLI::App& app, Options& o) {
                  "in place yet); a handover past it fails its job")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 44));
+  app.add_option("--max-host-bytes", o.config.max_host_bytes,
+                 "bytes (or 8GiB) of host memory all jobs together may hold: staging, pinned or not, and "
+                 "host and simulated objects; past it an alloc is None and a handover's staging fails "
+                 "its job, each naming this limit. Default: half the machine's memory (or its cgroup's "
+                 "limit), leaving the rest for what it does not count (frames in flight, socket "
+                 "buffers, the allocator's kept pages) and the machine's other work")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1} << 20, std::uint64_t{1} << 50));
   app.add_option("--drain-ms", o.config.drain_ms,
                  "on SIGTERM or SIGINT: how long jobs may still run the handovers they received before "
                  "they fail with \"the agent is stopping\" (the agent then exits 0)")
@@ -276,6 +284,8 @@ void apply(Options& o) {
   if (o.backend == "uring") o.config.backend = rig::engine::Backend::kUring;
   if (o.backend == "plain") o.config.backend = rig::engine::Backend::kPlain;
   if (o.send_zc_bytes >= 0) rig::engine::set_send_zc_default(static_cast<std::size_t>(o.send_zc_bytes));
+  // One account for every job (each Session copies the config, and with it this pointer).
+  o.config.host_memory = std::make_shared<rig::agent::HostMemoryLimit>(o.config.max_host_bytes);
 }
 
 // The RIG_* variables, read before anything else (AgentConfig's defaults read them): a bad one

@@ -67,7 +67,8 @@ std::string describe(const AgentConfig& c) {
          " max_handshakes=" + std::to_string(c.max_handshakes) +
          " max_handshakes_per_source=" + std::to_string(c.max_handshakes_per_source) +
          " handshake_ms=" + std::to_string(c.handshake_ms) + " max_jobs=" + std::to_string(c.max_jobs) +
-         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
+         " max_objects=" + std::to_string(c.max_objects) + " max_staged_bytes=" + std::to_string(c.max_staged_bytes) +
+         " max_host_bytes=" + std::to_string(c.max_host_bytes) + " drain_ms=" + std::to_string(c.drain_ms) +
          " secrets=" + secret + " name=" + (c.name.empty() ? std::string("(the host's)") : c.name);
 }
 

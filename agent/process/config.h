@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/host_memory_limit.h"
 #include "rig/engine/frame_reader.h"
 #include "rig/engine/secret.h"
 #include "rig/engine/socket.h"
@@ -56,6 +57,12 @@ struct AgentConfig {
   std::uint32_t max_jobs = 64;
   std::uint64_t max_objects = 1u << 16;
   std::uint64_t max_staged_bytes = 1ull << 30;
+  // The host memory of all jobs together (staging, host and simulated objects): half the
+  // machine's by default (default_max_host_bytes says why). `host_memory` counts it, one
+  // account shared by every job's copy of the config: made by rig-agent's main from
+  // max_host_bytes (null, as in tests that make a config of their own: not bounded).
+  std::uint64_t max_host_bytes = default_max_host_bytes();
+  std::shared_ptr<HostMemoryLimit> host_memory;
   // On SIGTERM or SIGINT: how long jobs may still run the handovers they received before they
   // fail with "the agent is stopping" (drain.h).
   int drain_ms = 5000;

@@ -14,6 +14,17 @@
 
 namespace rig::agent {
 
+namespace {
+// The host memory of all jobs together (host_memory_limit.h): the agent's limit
+// (--max-host-bytes), what the jobs hold now, and the claims it refused since the start.
+nlohmann::ordered_json host_memory(const AgentConfig& c) {
+  const HostMemoryLimit* h = c.host_memory.get();
+  return {{"limit", h != nullptr ? h->limit() : c.max_host_bytes},
+          {"held", h != nullptr ? h->held() : 0},
+          {"refused", h != nullptr ? h->refusals() : 0}};
+}
+}  // namespace
+
 std::string status_text(const AgentConfig& config, const Gauges& gauges, const engine::Counters& job,
                         const StagedCopies& staged, std::uint32_t max_bytes) {
   // relaxed: counts and statistics, which order nothing (gauges.h, counters.h).
@@ -37,6 +48,7 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
   o["jobs"] = gauges.jobs.load(std::memory_order_relaxed);
   o["connections"] = gauges.connections.load(std::memory_order_relaxed);
   o["handshakes"] = gauges.handshakes.load(std::memory_order_relaxed);  // of them, in their handshake
+  o["host_memory"] = host_memory(config);
   o["totals"] = {{"jobs", count(gauges.jobs_started)},
                  {"jobs_failed", count(gauges.jobs_failed)},
                  {"refused", {{"connections", count(gauges.refused_connections)},

@@ -20,7 +20,8 @@ struct StagedCopies {
 
 // The status text: the agent's version, uptime, the transport settings its jobs run with (so a
 // benchmark against an agent it did not start can record them), jobs and connections, bytes in
-// and out (the jobs that ended and the asking job so far), the asking job's connection
+// and out (the jobs that ended and the asking job so far), the host memory of all jobs (its
+// limit, what they hold, the claims refused), the asking job's connection
 // counters, its staging figures (StagedCopies), and every
 // thread of this process (tid, name, CPU ns, context switches, the engine's system calls).
 // Threads that do not fit within `max_bytes` are left out and counted ("threads_left_out").

@@ -103,8 +103,10 @@ TEST(Exhaustion, NoThreadForAConnectionRefusesItWithTheReasonAndTheAgentServesOn
 
 TEST(Exhaustion, AnAllocPastTheAgentsMemoryIsNoneAndTheAgentServesOn) {
   if (sanitized()) GTEST_SKIP() << "skipped under sanitizers: their shadow memory needs more address space than the limit";
-  // 1 GiB of address space, devices that promise 8 GiB: the allocator, not the budget, refuses.
-  AgentProcess agent({"--device-budget", std::to_string(8ull << 30)}, false, {"prlimit", "--as=" + std::to_string(1ull << 30)});
+  // 1 GiB of address space, devices that promise 8 GiB and an agent's host memory limit past
+  // any machine's: the allocator, not the budget nor --max-host-bytes, refuses.
+  AgentProcess agent({"--device-budget", std::to_string(8ull << 30), "--max-host-bytes", "1TiB"}, false,
+                     {"prlimit", "--as=" + std::to_string(1ull << 30)});
   auto job = remote::Job::create();
   std::vector<std::byte> back(16u << 20);
   Driven dev(job->connect(agent.endpoint()), 1);

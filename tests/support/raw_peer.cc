@@ -200,7 +200,7 @@ std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
   return {w.accounts.begin(), w.accounts.end()};
 }
 
-wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device) {
+AllocAnswer alloc_answer(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device) {
   wire::Request r{};
   r.id = 1;
   r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
@@ -214,9 +214,9 @@ wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, st
   if (!read_frame(c.fd(), f) || f.header.type != static_cast<std::uint16_t>(wire::MsgType::kAnswer) ||
       !wire::decode(f.bytes(), a, why)) {
     ADD_FAILURE() << "no answer to the alloc: " << why;
-    return wire::AnswerStatus::kError;
+    return {wire::AnswerStatus::kError, why};
   }
-  return static_cast<wire::AnswerStatus>(a.fixed.status);
+  return {static_cast<wire::AnswerStatus>(a.fixed.status), std::string(a.text)};
 }
 
 void append_handover(std::vector<std::byte>& out, std::uint32_t device, std::uint64_t value,

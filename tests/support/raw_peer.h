@@ -100,8 +100,15 @@ class FakeAgent {
 
 class RawClient;
 // A raw client's requests and handovers against a real agent (gtest assertions inside).
-// alloc: object `id` of `bytes` on `device`; the answer's status.
-wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device = 1);
+// alloc: object `id` of `bytes` on `device`; the answer's status (alloc_answer: and its reason).
+struct AllocAnswer {
+  wire::AnswerStatus status = wire::AnswerStatus::kError;
+  std::string text;
+};
+AllocAnswer alloc_answer(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device = 1);
+inline wire::AnswerStatus alloc(RawClient& c, std::uint64_t id, std::uint64_t bytes, std::uint32_t device = 1) {
+  return alloc_answer(c, id, bytes, device).status;
+}
 void send_handover(RawClient& c, std::uint32_t device, std::uint64_t value, const std::vector<wire::Part>& parts,
                    const std::vector<wire::Wait>& waits = {});
 // The same handover's frame appended to `out` (see append_msg).
