@@ -1,5 +1,5 @@
-// The jobs of this agent that accept data connections (striping), by token. A joining
-// connection's thread attaches it to its job; the job's session takes its stripes once all have
+// The jobs of this agent that accept data connections (striping), by token. The accept
+// thread attaches a joining connection to its job once proved (job/handshake.h); the job's session takes its stripes once all have
 // joined. Cold path only (handshakes, the first striped copy): a mutex guards it.
 #pragma once
 

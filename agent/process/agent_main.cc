@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
     }
     server.serve(o.max_jobs);
     if (server.terminated()) {
-      // Connection threads that outlived the drain's bound may still run: end here, without
+      // Jobs' threads that outlived the drain's bound may still run: end here, without
       // the destructors of statics they use.
       spdlog::info("stopped");
       spdlog::default_logger()->flush();

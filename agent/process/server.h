@@ -27,7 +27,7 @@ class Server {
   // The address it listens on (numeric, the port bound).
   const engine::Address& address() const { return address_; }
   // Accepts jobs (and the stripes that join them) until stop(), or until `max_jobs` jobs have
-  // ended when > 0 (then it returns once every connection's thread has ended).
+  // ended when > 0 (then it returns once every job's thread has ended).
   void serve(std::uint64_t max_jobs = 0);
   // Ends serve(), from any thread (async-signal-safe: a flag and a write to an eventfd).
   void stop();
