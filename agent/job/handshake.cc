@@ -18,7 +18,8 @@
 namespace rig::agent {
 
 int HandshakeDeadline::left_ms() const {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+  // Rounded up: 0 only once the deadline passed (a poll for what is left never wakes early).
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
   return static_cast<int>(std::max<std::int64_t>(left.count(), 0));
 }
 
@@ -113,7 +114,7 @@ Handshake::Step Handshake::on_frame() {
       if (!wire::decode(body, hello, why)) return fail(why, why);
       transcript_.offered = hello.features;
       transcript_.client = wire::to_array(hello.nonce);
-      if (!challenge(transcript_.agent)) return fail(why_, why_);
+      if (!challenge(transcript_.agent)) return fail(why_, kAuthFailed);
       awaits_ = Awaits::kProof;
       return Step::kMore;
     }
@@ -169,6 +170,17 @@ Handshake::Step Handshake::on_join_proof(const wire::Mac& proof) {
   engine::send_within(socket->fd(), f.iov(), 0);
   return fail(f.text, "");
 }
+
+Authenticated::~Authenticated() {
+  if (fd >= 0) ::close(fd);
+}
+
+Authenticated::Authenticated(Authenticated&& other) noexcept
+    : fd(std::exchange(other.fd, -1)),
+      connection(std::move(other.connection)),
+      transcript(other.transcript),
+      secrets(std::move(other.secrets)),
+      secret(other.secret) {}
 
 Authenticated Handshake::take_job() {
   assert(awaits_ == Awaits::kProof && fd_ >= 0);

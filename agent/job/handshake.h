@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "job/job_stripes.h"
@@ -34,13 +35,19 @@ inline constexpr const char* kAuthFailed = "authentication failed";
 struct HandshakeDeadline {
   std::chrono::steady_clock::time_point at;
   int bound_ms = 0;
-  // What is left of it (0 once it passed).
+  // What is left of it, rounded up to a millisecond (0 once it passed).
   int left_ms() const;
 };
 
-// A job whose client proved itself: what its session needs to welcome it.
+// A job whose client proved itself: what its session needs to welcome it. Closes its fd unless
+// it was taken (release_fd).
 struct Authenticated {
-  int fd = -1;           // the job's connection (the session takes it)
+  Authenticated() = default;
+  ~Authenticated();
+  Authenticated(Authenticated&& other) noexcept;
+  Authenticated& operator=(Authenticated&&) = delete;
+  int release_fd() { return std::exchange(fd, -1); }
+  int fd = -1;           // the job's connection
   Held connection;       // its place among the agent's connections (--max-connections)
   wire::Transcript transcript{};
   // The secret the client proved (empty for an open agent), in `secrets`, which it keeps alive.
@@ -80,6 +87,8 @@ class Handshake {
   const std::string& told() const { return told_; }  // "" when it was told already
   // After kJob.
   Authenticated take_job();
+  // Ends it as failed: `why` for the log, `told` for the peer ("" when it was told already).
+  Step fail(std::string why, std::string told);
   // Tells the peer `why` without waiting (nothing when `why` is empty) and closes the
   // connection, unless it was taken. After kFailed, refuse(told()).
   void refuse(const std::string& why);
@@ -92,7 +101,6 @@ class Handshake {
   Step on_proof(const wire::Mac& proof);
   Step on_join_proof(const wire::Mac& proof);
   bool challenge(wire::Nonce& nonce);
-  Step fail(std::string why, std::string told);
   const char* awaited() const;
 
   static constexpr std::size_t kMaxBody = std::max({sizeof(wire::Hello), sizeof(wire::Join), sizeof(wire::Proof)});

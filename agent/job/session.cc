@@ -55,7 +55,7 @@ Session::~Session() = default;
 
 void Session::run() {
   std::string why;
-  const int fd = std::exchange(hello_.fd, -1);  // refuse() or the job's socket closes it
+  const int fd = hello_.release_fd();  // refuse() or the job's socket closes it
   if (!take(gauges_.jobs, config_.max_jobs)) {
     why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
     spdlog::warn("job from {} refused: {}", peer_, why);

@@ -62,8 +62,12 @@ void HandshakeRoom::advance(std::span<const pollfd> polled, const Ended& ended) 
   for (std::size_t i = 0; i < taken_.size(); ++i) {
     Handshake& h = *taken_[i].handshake;
     Handshake::Step step = Handshake::Step::kMore;
-    if (i < polled.size() && polled[i].revents != 0) step = h.advance();
-    if (step == Handshake::Step::kMore && h.deadline().left_ms() == 0) step = h.expire();
+    try {  // memory exhausted (a join's socket, say) fails this handshake, not the accept thread
+      if (i < polled.size() && polled[i].revents != 0) step = h.advance();
+      if (step == Handshake::Step::kMore && h.deadline().left_ms() == 0) step = h.expire();
+    } catch (const std::exception& e) {
+      step = h.fail(std::string("the agent could not go on with the handshake: ") + e.what(), kAuthFailed);
+    }
     if (step == Handshake::Step::kMore) {
       staying.push_back(std::move(taken_[i]));
     } else {

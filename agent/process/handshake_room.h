@@ -56,6 +56,7 @@ class HandshakeRoom {
   };
   void shed_oldest_of(const std::string& source);
   std::string fullest_source() const;
+  // relaxed: a count for the status (gauges.h), ordering nothing.
   void count() { gauges_.handshakes.store(static_cast<std::uint32_t>(taken_.size()), std::memory_order_relaxed); }
 
   const std::uint32_t places_;

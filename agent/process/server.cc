@@ -142,7 +142,7 @@ bool Server::accept_one(HandshakeRoom& room) {
   if (fd < 0) {
     const int err = errno;
     if (!accept_passes(err, backoff_ms_)) return false;
-    accept_after_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms_);
+    if (passes(err)) accept_after_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoff_ms_);
     return true;
   }
   backoff_ms_ = 0;
@@ -174,14 +174,14 @@ void Server::ended(Handshake& h, Handshake::Step step) {
 }
 
 void Server::start_session(Handshake& h) {
-  Authenticated job = h.take_job();
-  const int fd = job.fd;
+  // Shared with the thread, so that it is still here to refuse when no thread can be started.
+  auto job = std::make_shared<Authenticated>(h.take_job());
   // `this` outlives the thread when max_jobs_ > 0 (finish() waits for every thread).
   try {
-    std::thread([this, job = std::move(job), who = h.peer(), config = config_, gauges = gauges_, drain = drain_,
-                 tally = tally_, max_jobs = max_jobs_]() mutable {
+    std::thread([this, job, who = h.peer(), config = config_, gauges = gauges_, drain = drain_, tally = tally_,
+                 max_jobs = max_jobs_] {
       try {  // the thread's edge: no exception crosses it
-        Session(std::move(job), config, who, *gauges, *drain).run();
+        Session(std::move(*job), config, who, *gauges, *drain).run();
       } catch (const std::exception& e) {
         spdlog::error("job from {} ended by an internal error: {}", who, e.what());
       }
@@ -191,10 +191,9 @@ void Server::start_session(Handshake& h) {
       tally->finished.notify_all();
     }).detach();
     ++started_;
-  } catch (const std::system_error& e) {
-    // No thread for it (threads or memory exhausted): refused, and the agent goes on. The
-    // job's count of connections went with the callable.
-    refuse(fd, std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
+  } catch (const std::exception& e) {
+    // No thread for it (threads or memory exhausted): refused, and the agent goes on.
+    refuse(job->release_fd(), std::string("the agent could not start a thread for the connection: ") + e.what(), 0);
     spdlog::error("connection from {} refused: no thread: {}", h.peer(), e.what());
   }
 }

@@ -72,7 +72,9 @@ class Server {
     std::atomic<std::uint64_t> finished{0};    // session threads ended
     // One more job ended: whether it is the max_jobs-th (then serve() ends).
     bool job_ended(std::uint64_t max_jobs) {
-      // seq_cst: the count that ends serve() (read after the stop it may cause).
+      // seq_cst: one total order of the session threads' and the accept thread's ends, so that
+      // exactly one of them sees the max_jobs-th and stops (stop()'s seq_cst store pairs with
+      // serve()'s load after the wake).
       return jobs_ended.fetch_add(1, std::memory_order_seq_cst) + 1 == max_jobs;
     }
   };
