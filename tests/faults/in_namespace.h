@@ -30,8 +30,11 @@ class InNamespace : public ::testing::Test {
   // it echoes no ping while it allocates and zeroes a 64 MiB region (80 ms on an idle machine,
   // up to 1.1 s measured on a loaded 2-core one, where a 500 ms bound failed every job in its
   // alloc, before the fault). 3000 ms in every build: what 500 * kScale already was under a
-  // sanitizer. The checks stay relative to it (kJobBound), measured from the fault.
-  static constexpr int kSilenceMs = 3000;
+  // sanitizer; under a sanitizer 9000 ms since 2026-12-05, when ThreadSanitizer's agent passed
+  // 3000 in that alloc in 4 runs of 10 on the 2-core machine beside one other test process (the
+  // agent echoes no ping during a long call: issue 40). The checks stay relative to it
+  // (kJobBound), measured from the fault.
+  static constexpr int kSilenceMs = kScale > 1 ? 9000 : 3000;
   // The agent's likewise: the client says nothing on the job's connection while it joins its
   // stripes, right after the welcome; on a loaded 2-core machine that passed 500 ms (the agent
   // failed the job and refused the stripe: "authentication failed", 1 of 30 runs).
