@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -219,15 +221,19 @@ TEST(Authentication, AHandshakeSpreadPastItsOneDeadlineIsRefusedThoughEachPieceC
 
 TEST(Authentication, ASilentConnectionIsRefusedAtItsDeadlineNotBeforeWithTheReason) {
   // Nothing but another silent connection happens in the agent meanwhile: its own clock must end
-  // the handshake, and the newcomer, which wakes it 0.6 of the bound in, must not end it early.
-  constexpr int kBoundMs = 500;
+  // the handshake, and the newcomer, which wakes it 0.6 of the bound in, must end it neither
+  // early nor at the newcomer's own deadline (0.6 of the bound later).
+  constexpr int kBoundMs = 1000;
   AgentProcess agent({"--handshake-ms", std::to_string(kBoundMs)});
   const auto connected = std::chrono::steady_clock::now();
   RawClient c(agent.endpoint());
   std::this_thread::sleep_for(std::chrono::milliseconds(kBoundMs * 6 / 10));
   RawClient newcomer(agent.endpoint());
-  EXPECT_EQ(c.failure_text(), "no complete first frame (hello or join) within the handshake's 500 ms of connecting");
+  EXPECT_EQ(c.failure_text(), "no complete first frame (hello or join) within the handshake's 1000 ms of connecting");
   EXPECT_GE(std::chrono::steady_clock::now() - connected, std::chrono::milliseconds(kBoundMs));
+  char byte;
+  EXPECT_TRUE(::recv(newcomer.fd(), &byte, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN)
+      << "the newcomer was refused with the first: the poll waited for the farthest deadline";
 }
 
 TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {

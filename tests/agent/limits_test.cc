@@ -74,9 +74,13 @@ TEST(AgentLimits, StrangersHoldingEveryHandshakePlaceLockNoJobOutTheOldestIsShed
   for (int i = 0; i < 20; ++i) strangers.push_back(std::make_unique<SilentPeer>("127.0.0.1", agent.endpoint()));
   // The agent accepts in the order of connecting: the job comes after all of them, and gets in.
   auto job = remote::Job::create();
-  EXPECT_NO_THROW(job->connect(agent.endpoint()));
+  remote::Link* link = nullptr;
+  EXPECT_NO_THROW(link = &job->connect(agent.endpoint()));
+  ASSERT_NE(link, nullptr);
   for (int i = 0; i < 19; ++i) EXPECT_TRUE(strangers[i]->shed()) << "stranger " << i;
   EXPECT_TRUE(strangers[19]->held()) << "the newest stranger lost its place to the job, not to an older one";
+  const nlohmann::json totals = nlohmann::json::parse(link->agent_status())["totals"];
+  EXPECT_EQ(totals["handshakes_shed"], 19) << totals;
 }
 
 // Threads of `pid` but io_uring's workers (iou-wrk-*), which the kernel starts and ends at will.

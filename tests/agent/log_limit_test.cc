@@ -33,6 +33,9 @@ TEST(LogLimit, TheFirstLineAfterThePeriodIsLoggedAndCountsThoseLeftOut) {
   EXPECT_TRUE(limit.allow(left_out));
   EXPECT_EQ(left_out, 2u);
   EXPECT_FALSE(limit.allow(left_out));  // a new period began with it
+  std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_TRUE(limit.allow(left_out));
+  EXPECT_EQ(left_out, 1u) << "the count starts over with each line logged";
 }
 
 TEST(LogLimit, TheNoteOfThoseLeftOutIsEmptyForNoneAndCountsThemElse) {
