@@ -34,7 +34,12 @@ TEST_F(LinkCut, AnIdleJobFailsWithinTheSilenceBoundAndTheAgentServesTheNextJob) 
   net_->cut();
   const milliseconds took = within(kJobBound, [&] { return job->failed(); });
   EXPECT_GE(took.count(), 0) << "an idle job on a cut link was not failed within " << kJobBound.count() << " ms";
-  EXPECT_NE(job->fault_text().find("sent nothing"), std::string::npos) << job->fault_text();
+  // Under a sanitizer the bound (9000 ms) is as long as TCP's own for the unanswered pings:
+  // either may end the job first.
+  const std::string why = job->fault_text();
+  EXPECT_TRUE(why.find("sent nothing") != std::string::npos ||
+              (kScale > 1 && why.find("TCP gave up") != std::string::npos))
+      << why;
   net_->mend();
   EXPECT_EQ(connects_within(agent_->endpoint()), "") << "the agent still holds the cut job (--max-jobs 1)";
 }
