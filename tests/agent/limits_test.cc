@@ -42,15 +42,9 @@ TEST(AgentLimits, AConnectionPastTheLimitIsRefusedWithTheReasonAndTheAgentGoesOn
 // the agent on 127.0.0.1:`port`; closed at scope exit.
 struct SilentPeer {
   SilentPeer(const char* source, const std::string& endpoint) {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source, &a.sin_addr);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << source;
-    const std::uint16_t port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
-    a.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const auto port = static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+    fd = connect_from(source, "127.0.0.1", port);
+    EXPECT_GE(fd, 0) << source;
   }
   ~SilentPeer() { ::close(fd); }
   // Whether the agent shed it: its end of the stream comes within 10 s (the agent says nothing

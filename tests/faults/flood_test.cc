@@ -57,14 +57,8 @@ class Stranger {
   }
   void open() {
     close();
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source_.c_str(), &a.sin_addr);
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return close();
-    a.sin_port = htons(port_);
-    ::inet_pton(AF_INET, address_.c_str(), &a.sin_addr);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return close();
+    fd_ = connect_from(source_, address_, port_);
+    if (fd_ < 0) return;
     ++opened_;
     const auto hello = wire::frame(wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
     hello_.assign(reinterpret_cast<const char*>(&hello), sizeof hello);

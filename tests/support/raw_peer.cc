@@ -1,5 +1,7 @@
 #include "raw_peer.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -264,6 +266,20 @@ std::uint64_t done_value(const RawFrame& f) {
   wire::Done d{};
   std::string why;
   return wire::decode(f.bytes(), d, why) ? d.value : 0;
+}
+
+int connect_from(const std::string& source, const std::string& address, std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &a.sin_addr);
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    a.sin_port = htons(port);
+    ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
+  }
+  if (fd >= 0) ::close(fd);
+  return -1;
 }
 
 }  // namespace rig::test

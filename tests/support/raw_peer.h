@@ -98,6 +98,11 @@ class FakeAgent {
   std::thread thread_;
 };
 
+// A TCP connection to IPv4 `address`:`port` from the local address `source` (a loopback alias,
+// or an address added to this side of a namespace's link): a peer from another host to the
+// agent. The descriptor, or -1.
+int connect_from(const std::string& source, const std::string& address, std::uint16_t port);
+
 class RawClient;
 // A raw client's requests and handovers against a real agent (gtest assertions inside).
 // alloc: object `id` of `bytes` on `device`; the answer's status (alloc_answer: and its reason).
