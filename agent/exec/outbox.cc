@@ -37,11 +37,11 @@ bool Outbox::queue_pending_done() {
   return append({&iov, 1});
 }
 
-bool Outbox::flush() { return post() && finish(); }
+bool Outbox::flush() { return post() && end_posted(); }
 
 bool Outbox::post() {
   if (!queue_pending_done()) return false;
-  if (!finish()) return false;
+  if (!end_posted()) return false;
   if (out_.empty()) return true;
   posted_.swap(out_);  // out_ keeps the older buffer's capacity: no allocation per batch
   out_.clear();
@@ -50,7 +50,7 @@ bool Outbox::post() {
   return posting_;
 }
 
-bool Outbox::finish() {
+bool Outbox::end_posted() {
   if (!posting_) return true;
   posting_ = false;
   return connection_.finish_send() == 0;

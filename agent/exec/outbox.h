@@ -29,7 +29,7 @@ class Outbox final : public Reports {
 
   Outbox(engine::Connection& connection, JobStripes& stripes) : connection_(connection), stripes_(stripes) {}
   // Ends a posted send (its memory is this object's).
-  ~Outbox() { finish(); }
+  ~Outbox() { end_posted(); }
   Outbox(const Outbox&) = delete;
   Outbox& operator=(const Outbox&) = delete;
 
@@ -43,6 +43,9 @@ class Outbox final : public Reports {
   // call into the kernel (engine::Connection::post_send); the send before it is ended first.
   // Every other send ends the posted one first (flush, send_frame).
   bool post();
+  // Ends the posted send, if any (it holds the connection's turn until then): false when it
+  // failed. The session ends it before it works on a message, so that the heartbeat may ping.
+  bool end_posted();
 
   // The answer to request `id` (0: a prepare, which nobody waits for: nothing is sent).
   bool answer(std::uint64_t id, const Answer& a);
@@ -62,8 +65,6 @@ class Outbox final : public Reports {
  private:
   engine::Connection& connection_;
   JobStripes& stripes_;
-  // Ends the posted send, if any: false when it failed.
-  bool finish();
   // Batches a frame as it is (queue_frame without the pending done report first).
   bool append(std::span<const iovec> iov);
   // Batches the pending done report, if any.
@@ -77,7 +78,7 @@ class Outbox final : public Reports {
   PendingDone pending_done_;
 
   std::vector<std::byte> out_;     // batched small frames
-  std::vector<std::byte> posted_;  // frames posted to leave with the next read, until finish()
+  std::vector<std::byte> posted_;  // frames posted to leave with the next read, until end_posted()
   bool posting_ = false;
   std::vector<iovec> iov_;      // scratch for sends of strided rows
 };

@@ -48,8 +48,10 @@ void Session::JobParts::end() {
   objects.clear();
 }
 
-Session::Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain)
-    : config_(config), peer_(std::move(peer)), gauges_(gauges), drain_(drain), hello_(std::move(job)) {}
+Session::Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain,
+                 Heartbeat& heartbeat)
+    : config_(config), peer_(std::move(peer)), gauges_(gauges), drain_(drain), heartbeat_(heartbeat),
+      hello_(std::move(job)) {}
 
 Session::~Session() = default;
 
@@ -150,6 +152,7 @@ int Session::report_completed() {
 }
 
 bool Session::serve(std::string& why) {
+  Heartbeat::Watch watch(heartbeat_, job_->connection);
   for (;;) {
     wire::FrameHeader h{};
     const int rc = job_->reader.next(h, why);
@@ -174,35 +177,47 @@ bool Session::serve(std::string& why) {
       why = std::string("connection lost: ") + std::strerror(-r);
       return false;
     }
-    bool ok = false;
-    switch (type) {
-      case wire::MsgType::kRequest: ok = on_request(body, why); break;
-      case wire::MsgType::kRelease: ok = on_release(body, why); break;
-      case wire::MsgType::kHandover: ok = on_handover(body, why) && job_->executor.run_ready(why); break;
-      case wire::MsgType::kPing: {  // keepalive: echo it
-        wire::Ping p{};
-        ok = wire::decode(body, p, why);
-        if (ok && !(ok = job_->outbox.echo(p))) why = "connection lost sending a ping";
-        break;
-      }
-      case wire::MsgType::kStatusQuery:
-        if (!status_accepted_) {
-          why = "unexpected status query message (kFeatureStatus was not accepted)";
-          break;
-        }
-        ok = on_status_query(body, why);
-        break;
-      case wire::MsgType::kClose: {
-        wire::Close c{};
-        if (!wire::decode(body, c, why)) return false;
-        close_read_ = true;
-        why = "the client closed the job";
-        return true;
-      }
-      default:
-        why = std::string("unexpected ") + wire::type_name(h.type) + " message";
+    // Busy with the message until the next read: the heartbeat speaks for the session
+    // meanwhile, for which the connection's turn must be free (the send posted with the read
+    // holds it until it ends).
+    if (!job_->outbox.end_posted()) {
+      why = std::string("connection lost: ") + std::strerror(EPIPE);
+      return false;
     }
-    if (!ok) return false;
+    watch.busy();
+    bool closed = false;
+    const bool ok = on_message(type, body, closed, why);
+    watch.done();
+    if (!ok || closed) return ok;
+  }
+}
+
+bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed, std::string& why) {
+  switch (type) {
+    case wire::MsgType::kRequest: return on_request(body, why);
+    case wire::MsgType::kRelease: return on_release(body, why);
+    case wire::MsgType::kHandover: return on_handover(body, why) && job_->executor.run_ready(why);
+    case wire::MsgType::kPing: {  // keepalive: echo it
+      wire::Ping p{};
+      if (!wire::decode(body, p, why)) return false;
+      if (job_->outbox.echo(p)) return true;
+      why = "connection lost sending a ping";
+      return false;
+    }
+    case wire::MsgType::kStatusQuery:
+      if (status_accepted_) return on_status_query(body, why);
+      why = "unexpected status query message (kFeatureStatus was not accepted)";
+      return false;
+    case wire::MsgType::kClose: {
+      wire::Close c{};
+      if (!wire::decode(body, c, why)) return false;
+      close_read_ = closed = true;
+      why = "the client closed the job";
+      return true;
+    }
+    default:
+      why = std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message";
+      return false;
   }
 }
 

@@ -23,6 +23,7 @@
 #include "process/config.h"
 #include "process/drain.h"
 #include "process/gauges.h"
+#include "process/heartbeat.h"
 #include "rig/engine/connection.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/frame_reader.h"
@@ -32,8 +33,10 @@ namespace rig::agent {
 class Session {
  public:
   // A job whose client proved itself (job/handshake.h). `gauges`: the agent's counts, for its
-  // limits; `drain`: the agent's stop (drain.h).
-  Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain);
+  // limits; `drain`: the agent's stop (drain.h); `heartbeat`: pings the client while the session
+  // is busy with one message for long (heartbeat.h).
+  Session(Authenticated job, const AgentConfig& config, std::string peer, Gauges& gauges, Drain& drain,
+          Heartbeat& heartbeat);
   ~Session();
   // Welcomes the job (or refuses it: --max-jobs, the agent's stop) and runs it until it closes
   // or fails; then everything the job held is freed.
@@ -64,6 +67,9 @@ class Session {
   };
   // Reads and answers the client's messages until the job closes (true) or fails (why).
   bool serve(std::string& why);
+  // One message the client sent, whole: false when it fails the job (why); `closed` once it
+  // was the client's Close.
+  bool on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed, std::string& why);
   // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
   // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
   int report_completed();
@@ -82,6 +88,7 @@ class Session {
   std::string peer_;
   Gauges& gauges_;
   Drain& drain_;
+  Heartbeat& heartbeat_;
   Authenticated hello_;  // its fd is the Session's until the job's socket takes it
   engine::Counters counters_;
   std::unique_ptr<JobParts> job_;

@@ -38,6 +38,7 @@ Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& co
 }
 
 Server::~Server() {
+  heartbeat_->stop();  // a session that outlives the server pings no more
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
@@ -178,10 +179,10 @@ void Server::start_session(Handshake& h) {
   auto job = std::make_shared<Authenticated>(h.take_job());
   // `this` outlives the thread when max_jobs_ > 0 (finish() waits for every thread).
   try {
-    std::thread([this, job, who = h.peer(), config = config_, gauges = gauges_, drain = drain_, tally = tally_,
-                 max_jobs = max_jobs_] {
+    std::thread([this, job, who = h.peer(), config = config_, gauges = gauges_, drain = drain_, heartbeat = heartbeat_,
+                 tally = tally_, max_jobs = max_jobs_] {
       try {  // the thread's edge: no exception crosses it
-        Session(std::move(*job), config, who, *gauges, *drain).run();
+        Session(std::move(*job), config, who, *gauges, *drain, *heartbeat).run();
       } catch (const std::exception& e) {
         spdlog::error("job from {} ended by an internal error: {}", who, e.what());
       }
@@ -213,6 +214,7 @@ void Server::serve(std::uint64_t max_jobs) {
   started_ = 0;
   max_jobs_ = max_jobs;  // before any thread that reads it starts
   HandshakeRoom room(config_.max_handshakes, config_.max_handshakes_per_source, *gauges_);
+  heartbeat_->start();
   std::vector<pollfd> fds;
   while (!stopping_.load(std::memory_order_seq_cst)) {
     const bool accepting = std::chrono::steady_clock::now() >= accept_after_;

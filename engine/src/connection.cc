@@ -1,5 +1,6 @@
 #include "rig/engine/connection.h"
 
+#include <cassert>
 #include <cerrno>
 #include <new>
 
@@ -38,6 +39,24 @@ int Connection::finish_send() {
   const int rc = counted(socket_->finish_send(), posted_bytes_, 1);
   release();
   return rc;
+}
+
+bool Connection::send_control(std::span<const iovec> iov) {
+  assert(iov.size() <= IovCursor::kWindow);  // a small frame: its rest fits one window
+  if (!try_hold()) return false;
+  const std::size_t bytes = iov_bytes(iov);
+  const long sent = socket_->send_ready(iov);
+  int rc = sent > 0 ? 0 : -EAGAIN;
+  if (sent > 0 && static_cast<std::size_t>(sent) < bytes) {
+    // The kernel took a part: the rest must follow, or the stream would hold half a frame.
+    IovCursor rest(iov);
+    rest.advance(static_cast<std::size_t>(sent));
+    iovec left[IovCursor::kWindow];
+    rc = socket_->send_all({left, rest.window(left)});
+  }
+  if (sent > 0) counted(rc, bytes, 1);
+  release();
+  return rc == 0;
 }
 
 int Connection::counted(int rc, std::size_t bytes, std::size_t messages) {

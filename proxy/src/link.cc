@@ -162,19 +162,8 @@ int LinkCore::on_idle(std::int64_t silent_ms) {
 
 template <class Framed>
 void LinkCore::send_control(const Framed& f) {
-  if (!connection_->try_hold()) return;  // a sender is busy: this frame is not needed then
   const iovec iov = engine::to_iov(&f, sizeof f);
-  const long sent = connection_->socket().send_ready({&iov, 1});
-  if (sent > 0 && static_cast<std::size_t>(sent) < sizeof f) {
-    // The kernel took a part: the rest must follow, or the stream would hold half a frame.
-    const iovec rest = engine::to_iov(reinterpret_cast<const char*>(&f) + sent, sizeof f - static_cast<std::size_t>(sent));
-    connection_->socket().send_all({&rest, 1});
-  }
-  if (sent > 0) {
-    engine::bump(counters_.messages_sent, 1);  // the turn holder writes the send counters
-    engine::bump(counters_.bytes_sent, sizeof f);
-  }
-  connection_->release();
+  connection_->send_control({&iov, 1});  // a sender that holds the turn makes this frame needless
 }
 
 std::size_t LinkCore::stripe_count() const { return stripes_ ? stripes_->size() : 0; }

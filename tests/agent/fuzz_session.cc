@@ -30,6 +30,7 @@
 #include "process/config.h"
 #include "process/drain.h"
 #include "process/gauges.h"
+#include "process/heartbeat.h"
 #include "rig/engine/tcp.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/codec.h"
@@ -146,6 +147,7 @@ struct Agent {
   }
   agent::AgentConfig config;
   agent::Drain drain;  // never begun: the fuzzer does not stop the agent
+  agent::Heartbeat heartbeat;  // never started: the fuzzer's sessions are never busy for long
   engine::Secret secret;
   int listen_fd = -1;
   std::uint16_t port = 0;
@@ -241,7 +243,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pollfd p{served, POLLIN, 0};
       step = ::poll(&p, 1, h.deadline().left_ms()) > 0 ? h.advance() : h.expire();
     }
-    if (step == agent::Handshake::Step::kJob) agent::Session(h.take_job(), agent.config, "fuzzer", gauges, agent.drain).run();
+    if (step == agent::Handshake::Step::kJob) agent::Session(h.take_job(), agent.config, "fuzzer", gauges, agent.drain, agent.heartbeat).run();
   });
   check(handshake(client, agent), "the agent refused the fuzzer's handshake");
   play(client, data, size);

@@ -46,6 +46,13 @@ class Connection {
   int send_combined(std::span<const iovec> iov);
   static constexpr int kCombineSpinUs = 20;
 
+  // Sends one small control frame (a ping, a close) from a thread that must not wait for the
+  // turn: only if the turn is free, and only what the kernel takes now (the rest of a frame it
+  // took a part of follows at once, so that no half frame is left on the stream). True if it
+  // went; false if a sender holds the turn (that sender's frames are signs of life enough) or
+  // the socket took nothing.
+  bool send_control(std::span<const iovec> iov);
+
   // Holds the turn for a sequence that must not be interleaved (a handover and the bytes that
   // follow it): send each piece with send_holding_turn. Releasing sends what was posted
   // meanwhile.

@@ -80,7 +80,8 @@ struct LinkOptions {
   /// Keepalive: after keepalive_ms without a byte from the agent, the link pings it (the agent
   /// echoes); after silence_ms without a byte, the job fails with "the agent sent nothing for
   /// N ms". This finds a hung or unreachable agent within silence_ms + keepalive_ms. An agent
-  /// busy in one launch longer than silence_ms also fails the job: raise it for such programs.
+  /// busy with one message for long (a launch) pings on its own every 250 ms: keep silence_ms
+  /// well above 500 ms.
   int keepalive_ms = 1000;
   int silence_ms = 30000;  ///< see keepalive_ms
   /// Polling mode: the receiving thread asks for bytes without waiting for up to poll_us
