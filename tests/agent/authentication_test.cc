@@ -73,6 +73,18 @@ TEST(Authentication, AClientWithoutTheSecretGetsAChallengeAndThenOnlyAuthenticat
   EXPECT_EQ(c.failure_text(), "authentication failed");
 }
 
+TEST(Authentication, AMalformedProofFrameGetsOnlyAuthenticationFailedNotWhatWasWrongWithIt) {
+  AgentProcess agent;
+  RawClient c(agent.endpoint());
+  send_msg(c.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
+  read_challenge(c.fd());
+  // A proof's header whose length is not a proof's: the frame fails its header check.
+  const wire::FrameHeader bad{sizeof(wire::Proof) + 8, static_cast<std::uint16_t>(wire::MsgType::kProof), 0};
+  ASSERT_TRUE(write_all(c.fd(), &bad, sizeof bad));
+  EXPECT_EQ(c.failure_text(), "authentication failed");
+  EXPECT_EQ(connect_error(agent.endpoint()), "");  // the agent serves on
+}
+
 TEST(Authentication, ARecordedProofIsWorthlessAgainstTheAgentsNextChallenge) {
   AgentProcess agent;
   const engine::Secret secret = test_secret();

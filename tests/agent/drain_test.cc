@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "agent_process.h"
+#include "raw_peer.h"
 #include "rig/harness/runtime.h"
 #include "rig/remote/job.h"
 
@@ -72,6 +73,17 @@ TEST(Drain, OnSigtermAJobWhoseReceivedHandoverCannotRunFailsOnceTheDrainTimeIsUp
   EXPECT_GE(waited, std::chrono::milliseconds(300));
   const int status = agent.wait_exit(10000);
   EXPECT_TRUE(exited_zero(status)) << status;
+}
+
+TEST(Drain, OnSigtermAConnectionInItsHandshakeIsToldTheAgentIsStopping) {
+  AgentProcess agent;
+  RawClient c(agent.endpoint());
+  send_msg(c.fd(), wire::MsgType::kHello, wire::Hello{wire::kMagic, wire::kVersion, 0, 0, 0});
+  RawFrame challenge;  // the agent holds it in its handshake, awaiting the proof
+  ASSERT_TRUE(read_frame(c.fd(), challenge));
+  ::kill(agent.pid(), SIGTERM);
+  EXPECT_EQ(c.failure_text(), "the agent is stopping");
+  EXPECT_TRUE(exited_zero(agent.wait_exit(10000)));
 }
 
 TEST(Drain, OnSigtermTheAgentStopsAcceptingWhileItsJobsDrain) {
