@@ -35,6 +35,15 @@ Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& co
     if (wake_fd_ >= 0) ::close(wake_fd_);
     throw std::system_error(err, std::generic_category(), "the agent's listener: eventfd or O_NONBLOCK");
   }
+  // Before the agent says it listens: a launcher that counts the agent's threads once it does
+  // (the fault tests) counts this one too.
+  try {
+    heartbeat_->start();
+  } catch (...) {
+    ::close(listen_fd_);
+    ::close(wake_fd_);
+    throw;
+  }
 }
 
 Server::~Server() {
@@ -214,7 +223,6 @@ void Server::serve(std::uint64_t max_jobs) {
   started_ = 0;
   max_jobs_ = max_jobs;  // before any thread that reads it starts
   HandshakeRoom room(config_.max_handshakes, config_.max_handshakes_per_source, *gauges_);
-  heartbeat_->start();
   std::vector<pollfd> fds;
   while (!stopping_.load(std::memory_order_seq_cst)) {
     const bool accepting = std::chrono::steady_clock::now() >= accept_after_;

@@ -66,7 +66,7 @@ class Server {
   AgentConfig config_;
   std::shared_ptr<Gauges> gauges_ = std::make_shared<Gauges>();
   std::shared_ptr<Drain> drain_ = std::make_shared<Drain>();
-  // Pings the clients of busy sessions (heartbeat.h); its thread runs from serve() to ~Server.
+  // Pings the clients of busy sessions (heartbeat.h); its thread runs from the constructor to ~Server.
   std::shared_ptr<Heartbeat> heartbeat_ = std::make_shared<Heartbeat>();
   // The sessions serve() started: shared with their threads, which may outlive serve() when
   // max_jobs is 0.

@@ -279,7 +279,7 @@ TEST_F(BadClient, AllocPastTheBudgetIsRefusedNotFatal) {
   r.arg0 = 1ull << 40;
   ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
   RawFrame f;
-  ASSERT_TRUE(read_frame(c.fd(), f));
+  ASSERT_TRUE(read_reply(c.fd(), f));
   wire::AnswerView a;
   std::string why;
   ASSERT_TRUE(wire::decode(f.bytes(), a, why)) << why;

@@ -55,6 +55,13 @@ bool read_frame(int fd, RawFrame& out, std::uint32_t max_body) {
   return read_all(fd, out.body.data(), out.header.length);
 }
 
+bool read_reply(int fd, RawFrame& out) {
+  while (read_frame(fd, out)) {
+    if (!is(out, wire::MsgType::kPing)) return true;
+  }
+  return false;
+}
+
 std::uint64_t read_handover(int fd) {
   RawFrame f;
   while (read_frame(fd, f)) {
@@ -213,7 +220,7 @@ AllocAnswer alloc_answer(RawClient& c, std::uint64_t id, std::uint64_t bytes, st
   RawFrame f;
   wire::AnswerView a;
   std::string why;
-  if (!read_frame(c.fd(), f) || f.header.type != static_cast<std::uint16_t>(wire::MsgType::kAnswer) ||
+  if (!read_reply(c.fd(), f) || f.header.type != static_cast<std::uint16_t>(wire::MsgType::kAnswer) ||
       !wire::decode(f.bytes(), a, why)) {
     ADD_FAILURE() << "no answer to the alloc: " << why;
     return {wire::AnswerStatus::kError, why};

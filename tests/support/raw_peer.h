@@ -29,6 +29,9 @@ void set_receive_timeout(int fd, int ms);
 bool write_all(int fd, const void* data, std::size_t n);
 // Reads a frame (header and whole body); false at end of stream or error.
 bool read_frame(int fd, RawFrame& out, std::uint32_t max_body = 64u << 20);
+// Reads the next frame of a job's agent that is not a ping: an agent busy with a message for
+// long pings its client meanwhile (wire/PROTOCOL.md 6.8), between any two of its frames.
+bool read_reply(int fd, RawFrame& out);
 // Whether a frame is of type `t`.
 inline bool is(const RawFrame& f, wire::MsgType t) { return f.header.type == static_cast<std::uint16_t>(t); }
 // A kDone frame's value (0 if it does not decode).
