@@ -74,6 +74,22 @@ void Session::run() {
     refuse(fd, kStopping);
     return;
   }
+  make_job(fd);
+  status_accepted_ = (accepted_features(hello_.transcript.offered, config_) & wire::kFeatureStatus) != 0;
+  bool closed = false;
+  if (send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices), config_,
+                   job_->stripes, why)) {
+    spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
+                 job_->connection.socket().backend());
+    welcomed_ = std::chrono::steady_clock::now();
+    bump(gauges_.jobs_started);
+    closed = serve(why);
+    if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
+  }
+  end_job(closed, why);
+}
+
+void Session::make_job(int fd) {
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, config_.backend);
   socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<JobParts>(std::move(socket), config_, counters_);
@@ -94,17 +110,9 @@ void Session::run() {
   // millisecond, ends the wait, and the executor's poll reports what completed without a
   // message from the client. The watch replaces the socket's silence bound, which it keeps here.
   watch_devices();
-  status_accepted_ = (accepted_features(hello_.transcript.offered, config_) & wire::kFeatureStatus) != 0;
-  bool closed = false;
-  if (send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices), config_,
-                   job_->stripes, why)) {
-    spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
-                 job_->connection.socket().backend());
-    welcomed_ = std::chrono::steady_clock::now();
-    bump(gauges_.jobs_started);
-    closed = serve(why);
-    if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
-  }
+}
+
+void Session::end_job(bool closed, std::string& why) {
   // Its reading was stopped: unless the client's Close was read (the client ended the job
   // before the stop reached it), the agent stops the job.
   if (drain_.draining() && !close_read_) {

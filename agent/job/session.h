@@ -65,6 +65,12 @@ class Session {
     Executor executor;
     std::shared_ptr<Wake> wake;  // devices that complete in the background signal it (set_wake)
   };
+  // The job's parts on the socket of `fd`, its reading set up (before_read, spin, gathering, the
+  // watch of devices that complete in the background).
+  void make_job(int fd);
+  // The job's end: closed by its client, or failed with `why` (the agent's stop first runs
+  // what it received); logged, told to the client, everything it held freed, its bytes counted.
+  void end_job(bool closed, std::string& why);
   // Reads and answers the client's messages until the job closes (true) or fails (why).
   bool serve(std::string& why);
   // One message the client sent, whole: false when it fails the job (why); `closed` once it

@@ -153,6 +153,20 @@ int StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t ro
   return 0;
 }
 
+// Every leg's transfer on the stripe ring, each leg's next window in flight at once (the
+// kernel's workers run them in parallel), until all are done or one failed. On the stack
+// (about 1 KiB a leg): no allocation per transfer.
+struct StripeSet::Flight {
+  Flight(io_uring* r, std::span<const std::span<const iovec>> l, bool s) : ring(r), legs(l), sending(s) {}
+  io_uring* ring;
+  std::span<const std::span<const iovec>> legs;
+  bool sending;
+  std::array<std::optional<Leg>, wire::kMaxStripes> state;
+  std::size_t in_flight = 0;
+  std::size_t notifications = 0;  // zero-copy sends whose memory the kernel still reads
+  int first_error = 0;
+};
+
 int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sending) {
   if (legs.size() > sockets_.size()) return -EINVAL;
   std::uint64_t bytes = 0;
@@ -165,95 +179,13 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
       first_error = sending ? sockets_[i]->send_all(legs[i]) : sockets_[i]->recv_all(legs[i]);
     }
   } else {
-    // Every leg's next window in flight at once; the kernel's workers run them in parallel.
-    // On the stack (about 1 KiB a leg): no allocation per transfer.
-    std::array<std::optional<Leg>, wire::kMaxStripes> state;
-    std::size_t in_flight = 0;
-    std::size_t notifications = 0;  // zero-copy sends whose memory the kernel still reads
+    Flight f(ring, legs, sending);
     for (;;) {
-      if (first_error == 0) {
-        for (std::size_t i = 0; i < legs.size(); ++i) {
-          if (!state[i]) state[i].emplace(legs[i]);
-          Leg& leg = *state[i];
-          if (leg.in_flight || leg.cursor.done()) continue;
-          io_uring_sqe* sqe = io_uring_get_sqe(ring);  // kEntries >= legs: never null
-          leg.msg = msghdr{};
-          leg.msg.msg_iov = leg.window;
-          leg.msg.msg_iovlen = trim_window(leg.window, leg.cursor.window(leg.window), window_bytes_);
-          leg.zc = sending && !leg.no_zc && zc_bytes_ > 0 &&
-                   iov_bytes({leg.window, leg.msg.msg_iovlen}) >= zc_bytes_;
-          if (leg.zc) {
-            io_uring_prep_sendmsg_zc(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
-            sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
-          } else if (sending) {
-            io_uring_prep_sendmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
-          } else {
-            io_uring_prep_recvmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_WAITALL);
-          }
-          io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-          io_uring_sqe_set_data64(sqe, i);
-          leg.in_flight = true;
-          ++in_flight;
-        }
-      }
-      if (in_flight == 0 && notifications == 0) break;
-      int rc = 0;
-      count_ring_enter();  // io_uring_enter: submits the windows and waits for one completion
-      if (silence_ms_ > 0 && !sending && first_error == 0) {
-        __kernel_timespec ts{silence_ms_ / 1000, (silence_ms_ % 1000) * 1'000'000LL};
-        io_uring_cqe* ignored = nullptr;
-        rc = io_uring_submit_and_wait_timeout(ring, &ignored, 1, &ts, nullptr);
-        if (rc == -ETIME) {
-          // No stripe moved for silence_ms: end every leg (they return) and fail.
-          first_error = -ETIMEDOUT;
-          shutdown();
-          continue;
-        }
-      } else {
-        rc = io_uring_submit_and_wait(ring, 1);
-      }
-      if (rc < 0 && rc != -EINTR) {
-        // The ring itself failed: the SQEs already in flight still borrow the legs, so end
-        // every stripe's transfer and wait for them.
-        if (first_error == 0) first_error = rc;
-        shutdown();
-      }
-      io_uring_cqe* cqe = nullptr;
-      while (io_uring_peek_cqe(ring, &cqe) == 0) {
-        const std::size_t i = io_uring_cqe_get_data64(cqe);
-        const int res = cqe->res;
-        const unsigned flags = cqe->flags;
-        io_uring_cqe_seen(ring, cqe);
-        count_completions();
-        if ((flags & IORING_CQE_F_NOTIF) != 0) {
-          // The kernel no longer reads a zero-copy send's memory.
-          --notifications;
-          if ((static_cast<unsigned>(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) bump(counters_.zc_copied, 1);
-          continue;
-        }
-        Leg& leg = *state[i];
-        leg.in_flight = false;
-        --in_flight;
-        if (leg.zc && (flags & IORING_CQE_F_MORE) != 0) ++notifications;
-        if (leg.zc && (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOMEM)) {
-          // Refused: this leg again by copy; for good unless it was memlock (-ENOMEM).
-          bump(counters_.zc_fallbacks, 1);
-          if (res == -ENOMEM) leg.no_zc = true;
-          else zc_bytes_ = 0;
-          continue;
-        }
-        if (leg.zc && res > 0) bump(counters_.zc_sends, 1);
-        if (res == -EINTR || res == -EAGAIN) continue;
-        if (res <= 0) {
-          if (first_error == 0) {
-            first_error = res < 0 ? res : (sending ? -EPIPE : -ECONNRESET);
-            shutdown();  // the other legs must not wait for a peer that will not come
-          }
-          continue;
-        }
-        leg.cursor.advance(static_cast<std::size_t>(res));
-      }
+      if (f.first_error == 0) submit_windows(f);
+      if (f.in_flight == 0 && f.notifications == 0) break;
+      if (wait_for_completion(f)) reap(f);
     }
+    first_error = f.first_error;
   }
   if (first_error != 0) {
     shutdown();
@@ -268,6 +200,94 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
     bump(counters_.messages_received, legs.size());
   }
   return 0;
+}
+
+void StripeSet::submit_windows(Flight& f) {
+  for (std::size_t i = 0; i < f.legs.size(); ++i) {
+    if (!f.state[i]) f.state[i].emplace(f.legs[i]);
+    Leg& leg = *f.state[i];
+    if (leg.in_flight || leg.cursor.done()) continue;
+    io_uring_sqe* sqe = io_uring_get_sqe(f.ring);  // kEntries >= legs: never null
+    leg.msg = msghdr{};
+    leg.msg.msg_iov = leg.window;
+    leg.msg.msg_iovlen = trim_window(leg.window, leg.cursor.window(leg.window), window_bytes_);
+    leg.zc = f.sending && !leg.no_zc && zc_bytes_ > 0 && iov_bytes({leg.window, leg.msg.msg_iovlen}) >= zc_bytes_;
+    if (leg.zc) {
+      io_uring_prep_sendmsg_zc(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
+      sqe->ioprio |= IORING_SEND_ZC_REPORT_USAGE;
+    } else if (f.sending) {
+      io_uring_prep_sendmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_NOSIGNAL | MSG_WAITALL);
+    } else {
+      io_uring_prep_recvmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_WAITALL);
+    }
+    io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+    io_uring_sqe_set_data64(sqe, i);
+    leg.in_flight = true;
+    ++f.in_flight;
+  }
+}
+
+bool StripeSet::wait_for_completion(Flight& f) {
+  int rc = 0;
+  count_ring_enter();  // io_uring_enter: submits the windows and waits for one completion
+  if (silence_ms_ > 0 && !f.sending && f.first_error == 0) {
+    __kernel_timespec ts{silence_ms_ / 1000, (silence_ms_ % 1000) * 1'000'000LL};
+    io_uring_cqe* ignored = nullptr;
+    rc = io_uring_submit_and_wait_timeout(f.ring, &ignored, 1, &ts, nullptr);
+    if (rc == -ETIME) {
+      // No stripe moved for silence_ms: end every leg (they return) and fail.
+      f.first_error = -ETIMEDOUT;
+      shutdown();
+      return false;
+    }
+  } else {
+    rc = io_uring_submit_and_wait(f.ring, 1);
+  }
+  if (rc < 0 && rc != -EINTR) {
+    // The ring itself failed: the SQEs already in flight still borrow the legs, so end
+    // every stripe's transfer and wait for them.
+    if (f.first_error == 0) f.first_error = rc;
+    shutdown();
+  }
+  return true;
+}
+
+void StripeSet::reap(Flight& f) {
+  io_uring_cqe* cqe = nullptr;
+  while (io_uring_peek_cqe(f.ring, &cqe) == 0) {
+    const std::size_t i = io_uring_cqe_get_data64(cqe);
+    const int res = cqe->res;
+    const unsigned flags = cqe->flags;
+    io_uring_cqe_seen(f.ring, cqe);
+    count_completions();
+    if ((flags & IORING_CQE_F_NOTIF) != 0) {
+      // The kernel no longer reads a zero-copy send's memory.
+      --f.notifications;
+      if ((static_cast<unsigned>(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) bump(counters_.zc_copied, 1);
+      continue;
+    }
+    Leg& leg = *f.state[i];
+    leg.in_flight = false;
+    --f.in_flight;
+    if (leg.zc && (flags & IORING_CQE_F_MORE) != 0) ++f.notifications;
+    if (leg.zc && (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOMEM)) {
+      // Refused: this leg again by copy; for good unless it was memlock (-ENOMEM).
+      bump(counters_.zc_fallbacks, 1);
+      if (res == -ENOMEM) leg.no_zc = true;
+      else zc_bytes_ = 0;
+      continue;
+    }
+    if (leg.zc && res > 0) bump(counters_.zc_sends, 1);
+    if (res == -EINTR || res == -EAGAIN) continue;
+    if (res <= 0) {
+      if (f.first_error == 0) {
+        f.first_error = res < 0 ? res : (f.sending ? -EPIPE : -ECONNRESET);
+        shutdown();  // the other legs must not wait for a peer that will not come
+      }
+      continue;
+    }
+    leg.cursor.advance(static_cast<std::size_t>(res));
+  }
 }
 
 }  // namespace rig::engine

@@ -59,6 +59,28 @@ void kill_and_reap(pid_t pid) {
   ::waitpid(pid, &status, 0);
 }
 
+// The child of spawn_agent's fork: execve's the agent with its stdout on `out`, or writes
+// execve's errno to `failed` and exits 127. Async-signal-safe calls only (the parent may have
+// threads).
+[[noreturn]] void exec_child(pid_t parent, int out, int failed, const std::string& path, char** argv,
+                             char* const* env) {
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
+  // Its own process group, so that job control aimed at the starter's group does not reach
+  // it: above all the kernel's SIGHUP+SIGCONT to a process group that is orphaned while a
+  // member is stopped (kernel/exit.c kill_orphaned_pgrp), which resumed an agent a test held
+  // with SIGSTOP when the shell job that ran ctest exited. PR_SET_PDEATHSIG still ends it.
+  ::setpgid(0, 0);
+  ::dup2(out, STDOUT_FILENO);  // dup2 clears O_CLOEXEC on the copy
+  ::execve(path.c_str(), argv, env);
+  const int e = errno;
+  (void)!::write(failed, &e, sizeof e);
+  ::_exit(127);
+}
+
 }  // namespace
 
 AgentChild spawn_agent(const std::vector<std::string>& args, char* const* envp, int timeout_ms) {
@@ -86,24 +108,7 @@ AgentChild spawn_agent(const std::vector<std::string>& args, char* const* envp, 
     for (int fd : {out[0], out[1], failed[0], failed[1]}) ::close(fd);
     throw std::runtime_error(std::string("fork for rig-agent: ") + std::strerror(e));
   }
-  if (pid == 0) {
-    // The child, until execve: async-signal-safe calls only.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);  // the parent ended before the prctl
-    // Its own process group, so that job control aimed at the starter's group does not reach
-    // it: above all the kernel's SIGHUP+SIGCONT to a process group that is orphaned while a
-    // member is stopped (kernel/exit.c kill_orphaned_pgrp), which resumed an agent a test held
-    // with SIGSTOP when the shell job that ran ctest exited. PR_SET_PDEATHSIG still ends it.
-    ::setpgid(0, 0);
-    ::dup2(out[1], STDOUT_FILENO);            // dup2 clears O_CLOEXEC on the copy
-    ::execve(path.c_str(), argv.data(), env);
-    const int e = errno;
-    (void)!::write(failed[1], &e, sizeof e);
-    ::_exit(127);
-  }
+  if (pid == 0) exec_child(parent, out[1], failed[1], path, argv.data(), env);
   ::close(out[1]);
   ::close(failed[1]);
   int exec_errno = 0;

@@ -142,6 +142,12 @@ class LinkCore final : public Link {
   void receive_or_fail() noexcept;
   void receiver_threw(const char* what) noexcept;
   void receive_loop();
+  // One frame after its header: 0 to go on, kEnded once it ended the job (why says how), or a
+  // reader's -errno inside the frame.
+  int receive_frame(const wire::FrameHeader& h, std::string& why);
+  static constexpr int kEnded = 1;
+  // A frame other than kBytes, its body read: false once it ends the job (why).
+  bool on_control(wire::MsgType type, std::span<const std::byte> body, std::string& why);
   bool on_answer(std::span<const std::byte> body, std::string& why);
   bool on_status(std::span<const std::byte> body, std::string& why);
   /// The receiving thread: hands `answer` to the request waiting under `id`; false (with why

@@ -50,76 +50,9 @@ void LinkCore::receive_loop() {
       why = "protocol violation by the agent: " + why;
       break;
     }
-    if (rc < 0) {
-      why = read_failure(rc);
-      break;
-    }
-    const auto type = static_cast<wire::MsgType>(h.type);
-    // A frame that may change what another thread sees, or that is received outside this
-    // reader (striped bytes), ends the run of done reports first, so the stream's order holds.
-    // A kBytes frame does not: its bytes land in memory that no report of the run covers, and
-    // a payload the buffer does not hold yet is read only after the run is published (the
-    // reader's before_read hook).
-    if (type != wire::MsgType::kDone && type != wire::MsgType::kBytes) publish_pending_done();
-    if (type == wire::MsgType::kBytes) {
-      std::span<const std::byte> fixed;
-      rc = reader_->body(sizeof(wire::Bytes), fixed);
-      wire::Bytes b{};
-      if (rc == 0 && !wire::decode_bytes(fixed, h.length, b, why)) {
-        why = "protocol violation by the agent: " + why;
-        break;
-      }
-      if (rc == 0 && !on_bytes(b, why)) break;
-    } else {
-      std::span<const std::byte> body;
-      rc = reader_->body(h.length, body);
-      if (rc == 0) {
-        bool ok = true;
-        switch (type) {
-          case wire::MsgType::kAnswer:
-            ok = on_answer(body, why);
-            break;
-          case wire::MsgType::kStatus:
-            ok = on_status(body, why);
-            break;
-          case wire::MsgType::kDone: {
-            wire::Done d{};
-            ok = wire::decode(body, d, why) && on_done(d, why);
-            break;
-          }
-          case wire::MsgType::kFailure: {
-            wire::FailureView f;
-            if (wire::decode(body, f, why)) {
-              why = "the agent failed the job: " + std::string(f.text);
-            }
-            ok = false;
-            break;
-          }
-          case wire::MsgType::kPing: {
-            wire::Ping p{};
-            ok = wire::decode(body, p, why);
-            break;
-          }
-          case wire::MsgType::kStriped: {
-            // on_striped's reasons carry their own prefix (a violation, or a lost stripe).
-            wire::Striped st{};
-            ok = wire::decode(body, st, why) ? on_striped(st, why)
-                                             : (why = "protocol violation by the agent: " + why, false);
-            break;
-          }
-          default:
-            why = std::string("unexpected ") + wire::type_name(h.type) + " message";
-            ok = false;
-        }
-        if (!ok) {
-          if (type != wire::MsgType::kFailure && type != wire::MsgType::kStriped) {
-            why = "protocol violation by the agent: " + why;
-          }
-          break;
-        }
-      }
-    }
-    if (rc != 0) {  // a frame's body: the same reasons as between frames
+    if (rc == 0) rc = receive_frame(h, why);
+    if (rc == kEnded) break;
+    if (rc < 0) {  // between frames or inside one: the same reasons
       why = read_failure(rc);
       break;
     }
@@ -127,6 +60,62 @@ void LinkCore::receive_loop() {
   publish_pending_done();  // the reports that came before the end were checked: they stand
   job_.fail("link to agent " + endpoint_ + ": " + why);  // no-op once the close has begun
   end_receiver();
+}
+
+int LinkCore::receive_frame(const wire::FrameHeader& h, std::string& why) {
+  const auto type = static_cast<wire::MsgType>(h.type);
+  // A frame that may change what another thread sees, or that is received outside this
+  // reader (striped bytes), ends the run of done reports first, so the stream's order holds.
+  // A kBytes frame does not: its bytes land in memory that no report of the run covers, and
+  // a payload the buffer does not hold yet is read only after the run is published (the
+  // reader's before_read hook).
+  if (type != wire::MsgType::kDone && type != wire::MsgType::kBytes) publish_pending_done();
+  if (type == wire::MsgType::kBytes) {
+    std::span<const std::byte> fixed;
+    if (const int rc = reader_->body(sizeof(wire::Bytes), fixed); rc != 0) return rc;
+    wire::Bytes b{};
+    if (!wire::decode_bytes(fixed, h.length, b, why)) {
+      why = "protocol violation by the agent: " + why;
+      return kEnded;
+    }
+    return on_bytes(b, why) ? 0 : kEnded;
+  }
+  std::span<const std::byte> body;
+  if (const int rc = reader_->body(h.length, body); rc != 0) return rc;
+  if (on_control(type, body, why)) return 0;
+  // A failure and a striped frame's reasons carry their own prefix (the agent's words; a
+  // violation or a lost stripe).
+  if (type != wire::MsgType::kFailure && type != wire::MsgType::kStriped) why = "protocol violation by the agent: " + why;
+  return kEnded;
+}
+
+bool LinkCore::on_control(wire::MsgType type, std::span<const std::byte> body, std::string& why) {
+  switch (type) {
+    case wire::MsgType::kAnswer: return on_answer(body, why);
+    case wire::MsgType::kStatus: return on_status(body, why);
+    case wire::MsgType::kDone: {
+      wire::Done d{};
+      return wire::decode(body, d, why) && on_done(d, why);
+    }
+    case wire::MsgType::kFailure: {
+      wire::FailureView f;
+      if (wire::decode(body, f, why)) why = "the agent failed the job: " + std::string(f.text);
+      return false;
+    }
+    case wire::MsgType::kPing: {  // the agent's echo, or its own ping while busy: the silence ends
+      wire::Ping p{};
+      return wire::decode(body, p, why);
+    }
+    case wire::MsgType::kStriped: {
+      wire::Striped st{};
+      if (wire::decode(body, st, why)) return on_striped(st, why);
+      why = "protocol violation by the agent: " + why;
+      return false;
+    }
+    default:
+      why = std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message";
+      return false;
+  }
 }
 
 std::string LinkCore::read_failure(int rc, const char* inside) const {
