@@ -87,7 +87,7 @@ struct Gathering {
   std::uint64_t next = 0;
   Gathering(Backend backend, int wait_us) : p(connected(backend)), reader(*p.b, counters) {
     reader.set_gather(kMark, wait_us);
-    next = exchange(*p.a, reader, 0, FrameReader::kGatherWindowReads + 1, FrameReader::kGatherMessagesPerRead + 1);
+    next = exchange(*p.a, reader, 0, ReadWait::kGatherWindowReads + 1, ReadWait::kGatherMessagesPerRead + 1);
   }
 };
 
@@ -103,7 +103,7 @@ TEST_P(GatheringTest, AStreamOfOneFramePerReadNeverGathers) {
   Counters counters;
   FrameReader reader(*p.b, counters);
   reader.set_gather(kMark, 1000);
-  exchange(*p.a, reader, 0, 4 * FrameReader::kGatherWindowReads, 1);
+  exchange(*p.a, reader, 0, 4 * ReadWait::kGatherWindowReads, 1);
   EXPECT_FALSE(reader.gathering());
   EXPECT_EQ(counters.gathers.load(), 0u);
   EXPECT_EQ(low_water(*p.b), 1);
@@ -116,7 +116,7 @@ TEST_P(GatheringTest, FramesThatContinueAMessageDoNotCountTowardsGathering) {
   reader.set_gather(kMark, 1000);
   // Each read: one message of three frames (as a handover with the bytes of two parts).
   std::uint64_t n = 0;
-  for (int r = 0; r < 4 * FrameReader::kGatherWindowReads; ++r) {
+  for (int r = 0; r < 4 * ReadWait::kGatherWindowReads; ++r) {
     send_pings(*p.a, n, 3);
     for (int i = 0; i < 3; ++i) {
       wire::FrameHeader h{};
@@ -171,10 +171,10 @@ TEST_P(GatheringTest, AGatheringThatServedLittleNeedsALongerBusyWindowNextTime) 
   ASSERT_FALSE(g.reader.gathering());
   // That read is the first of the next window: with it, one window's worth and one more read
   // would start a gathering without the backoff, two windows' worth and one more with it.
-  constexpr int kWindow = FrameReader::kGatherWindowReads;
-  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherMessagesPerRead + 1);
+  constexpr int kWindow = ReadWait::kGatherWindowReads;
+  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, ReadWait::kGatherMessagesPerRead + 1);
   EXPECT_FALSE(g.reader.gathering()) << "started again after one window";
-  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, FrameReader::kGatherMessagesPerRead + 1);
+  g.next = exchange(*g.p.a, g.reader, g.next, kWindow, ReadWait::kGatherMessagesPerRead + 1);
   EXPECT_TRUE(g.reader.gathering()) << "not started after two windows";
   EXPECT_EQ(g.counters.gathers.load(), 2u);
 }
