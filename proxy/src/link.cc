@@ -247,7 +247,7 @@ ProxySlot& LinkCore::register_proxy(std::uint32_t device, std::uint64_t* word) {
   if (device >= slots_.size()) throw std::invalid_argument("device id past the maximum");
   ProxySlot* old = slots_[device].load(std::memory_order_acquire);
   if (old != nullptr) {
-    if (!old->closed.load(std::memory_order_acquire)) {
+    if (!old->handshake.closed()) {
       throw std::invalid_argument("the link has a proxy of device " + std::to_string(device));
     }
     if (old->handed_over.load(std::memory_order_acquire)) {

@@ -110,7 +110,8 @@ class LinkCore final : public Link {
   void notify_all();
 
   /// Whether the receiving thread has ended (no byte of a copy may land any more).
-  bool receiver_ended() const { return receiver_ended_.load(std::memory_order_seq_cst); }
+  // acquire: pairs with end_receiver's release.
+  bool receiver_ended() const { return receiver_ended_.load(std::memory_order_acquire); }
   /// Fails the job for a send that returned -errno `rc`. A send broken by the agent's close
   /// (EPIPE, ECONNRESET) first waits, at most kSendFailureGraceNs, for the receiving thread to
   /// end or the job to fail: the agent may have ended the job first and said why in a failure
@@ -231,7 +232,7 @@ class LinkCore final : public Link {
   /// Receiver-owned scratch for scatter receives of strided rows.
   std::vector<iovec> row_iov_;
 
-  std::atomic<bool> receiver_ended_{false};  ///< seq_cst: the stop/receiver handshake
+  std::atomic<bool> receiver_ended_{false};  ///< release/acquire; see stop_handshake.h
   int silence_ms_ = 0;
   std::string idle_why_;  ///< receiver-owned: why the idle watch ended the wait
 

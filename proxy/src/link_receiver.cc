@@ -127,8 +127,9 @@ std::string LinkCore::read_failure(int rc, const char* inside) const {
 }
 
 void LinkCore::end_receiver() {
-  // seq_cst: the stop/receiver handshake (Proxy::stop reads it after setting stopped).
-  receiver_ended_.store(true, std::memory_order_seq_cst);
+  // release: pairs with receiver_ended()'s acquire; Proxy::stop sees it when this thread's
+  // change of the slot's handshake (write_final_from_receiver) comes before stop's mark.
+  receiver_ended_.store(true, std::memory_order_release);
   {
     std::lock_guard lock(registry_mu_);
     for (auto& s : all_slots_) s->write_final_from_receiver();
@@ -220,9 +221,10 @@ void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
       // relaxed: only this thread writes it; see expect_large_copy().
       large_landed_.store(large_landed_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
-    s.copies.pop_seq_cst();  // seq_cst: the handshake with stop (its store of stopped)
+    s.copies.pop();
     test_hook::at(test_hook::Point::kReceiverPoppedCopy, s.device);
-    if (s.stopped.load(std::memory_order_seq_cst) && s.copies.drained()) {
+    // The pop, then a change of the handshake: stop, marking it, sees one or the other.
+    if ((s.handshake.look_after_pop() & StopHandshake::kStopped) != 0 && s.copies.drained()) {
       publish_pending_done();  // another word's reports that came first are published first
       s.write_final_from_receiver();
     }
@@ -297,15 +299,14 @@ void LinkCore::publish_pending_done() {
   pending_done_ = {};
   // The word of a stopped proxy whose final value is written belongs to the runtime again:
   // drop the report without touching it (the word holds the last value, >= value).
-  s->receiver_busy.store(1, std::memory_order_seq_cst);
-  // seq_cst: the Dekker pair of Proxy::stop's store of stopped and its load of receiver_busy.
-  const bool stopped = s->stopped.load(std::memory_order_seq_cst);
-  if (stopped && s->final_claimed.load(std::memory_order_seq_cst)) {
-    s->receiver_busy.store(0, std::memory_order_release);
+  const std::uint32_t state = s->handshake.enter();  // stop waits until leave()
+  const bool stopped = (state & StopHandshake::kStopped) != 0;
+  if (stopped && (state & StopHandshake::kClaimed) != 0) {
+    s->handshake.leave();
     return;
   }
   if (value <= s->word_ref().load(std::memory_order_relaxed)) {  // passed: dropped
-    s->receiver_busy.store(0, std::memory_order_release);
+    s->handshake.leave();
     return;
   }
   if (!stopped) {  // a stopped proxy's values ring is freed (stop), and room runs no more
@@ -325,8 +326,7 @@ void LinkCore::publish_pending_done() {
   // Counted before the raise: a thread that sees the word (acquire) sees the count too.
   engine::bump(counters_.word_publishes, 1);
   s->publish(value);
-  // release: pairs with stop's seq_cst load: the publish is done.
-  s->receiver_busy.store(0, std::memory_order_release);
+  s->handshake.leave();  // the publish is done before stop, waiting for it, goes on
   s->events.notify();  // only this proxy's waiters, once for the whole run
 }
 

@@ -75,8 +75,7 @@ Proxy::Proxy(LinkCore& link, const Account& account, abi::Capability capability,
 }
 
 Proxy::~Proxy() {
-  // release: pairs with register_proxy's acquire: a new proxy may take the account.
-  if (slot_ != nullptr) slot_->closed.store(true, std::memory_order_release);
+  if (slot_ != nullptr) slot_->handshake.close();  // a new proxy may take the account
 }
 
 const void* Proxy::key() {
@@ -286,19 +285,16 @@ void Proxy::sleep(std::uint64_t seen, std::uint64_t still_ms) {
   }
 }
 
-bool Proxy::stopped() const {
-  // acquire: pairs with stop's seq_cst store (a release).
-  return slot_->stopped.load(std::memory_order_acquire);
-}
+bool Proxy::stopped() const { return slot_->handshake.stopped(); }
 
 bool Proxy::word_quiet() const {
   const ProxySlot& s = *slot_;
-  // seq_cst, as the stop/receiver handshake reads them (ProxySlot): once stopped, the side that
-  // claimed the final write has written it when receiver_busy is 0 and the word reached it.
-  if (!s.stopped.load(std::memory_order_seq_cst)) return false;
+  // Once stopped, the side that claimed the final write has written it when the receiving
+  // thread is out of the handshake and the word reached it.
+  const std::uint32_t state = s.handshake.state();
+  if ((state & StopHandshake::kStopped) == 0) return false;
   if (link_.receiver_ended()) return true;
-  return s.final_claimed.load(std::memory_order_seq_cst) &&
-         s.receiver_busy.load(std::memory_order_seq_cst) == 0 &&
+  return (state & StopHandshake::kClaimed) != 0 && (state & StopHandshake::kReceiverBusy) == 0 &&
          s.signaled() >= s.final_value.load(std::memory_order_acquire);
 }
 
@@ -308,17 +304,15 @@ void Proxy::stop(const std::optional<std::string>&) {
   // submit failed before anything was sent (0: none was given, and publishing 0 writes nothing).
   const std::uint64_t last = s.last_submitted.load(std::memory_order_acquire);
   s.final_value.store(last, std::memory_order_release);
-  // seq_cst: the handshake with the receiving thread's pop of the last pending copy and its
-  // end: whichever of the two comes second writes the final value.
-  s.stopped.store(true, std::memory_order_seq_cst);
+  // The handshake with the receiving thread's pop of the last pending copy and its end:
+  // whichever of the two comes second writes the final value (stop_handshake.h).
+  s.handshake.mark_stopped();
   test_hook::at(test_hook::Point::kStopStored, s.device);
-  const bool claimed = (s.copies.drained() || link_.receiver_ended()) &&
-                       !s.final_claimed.exchange(true, std::memory_order_seq_cst);
+  const bool claimed = (s.copies.drained() || link_.receiver_ended()) && s.handshake.claim();
   // The receiving thread may be in the middle of one done report of this proxy: let it finish
-  // (a few instructions; this waits for no work). seq_cst: pairs with its store of 1 before
-  // it reads stopped and final_claimed (LinkCore::publish_pending_done), so a report it handles
-  // later sees both.
-  while (s.receiver_busy.load(std::memory_order_seq_cst) != 0) {
+  // (a few instructions; this waits for no work). A report it enters later sees the mark, and
+  // the claim if stop made it.
+  while (s.handshake.receiver_busy()) {
     test_hook::at(test_hook::Point::kStopWaitsForReceiver, s.device);
     std::this_thread::yield();
   }
@@ -328,7 +322,7 @@ void Proxy::stop(const std::optional<std::string>&) {
     s.copies.release_storage();  // drained, or the receiving thread ended
   }
   *scratch_ = SubmitScratch{};  // submit's scratch: no counted call is in flight
-  s.closed.store(true, std::memory_order_release);
+  s.handshake.close();
 }
 
 }  // namespace rig::remote

@@ -3,10 +3,10 @@
 // last value, the flags below) stays; the receiving thread reads slots without a lock, so a
 // slot itself is never freed before the link. What a stopped proxy no longer needs is freed:
 // the values ring at stop, once the receiving thread is out of its done handling of the slot
-// (receiver_busy; after stop it skips the ring), and the copies ring by whichever side claims
-// the final write (final_claimed), when no copy into this process's memory is pending or the
-// receiving thread has ended, so neither side reads a record again (the receiver touches
-// records only while the ring is not empty, and after stop nothing is added to it).
+// (the handshake's kReceiverBusy; after stop it skips the ring), and the copies ring by
+// whichever side claims the final write (kClaimed), when no copy into this process's memory is
+// pending or the receiving thread has ended, so neither side reads a record again (the
+// receiver touches records only while the ring is not empty, and after stop nothing is added).
 #pragma once
 
 #include <atomic>
@@ -16,6 +16,7 @@
 #include "rig/engine/event_word.h"
 #include "rig/engine/spsc_ring.h"
 #include "rig/remote/proxy.h"
+#include "stop_handshake.h"
 #include "test_hook.h"
 
 namespace rig::remote {
@@ -101,37 +102,24 @@ struct ProxySlot {
   alignas(64) std::atomic<std::uint64_t> done_cost{0};
 
   // ---- stop ----
-  // final_value is written before stopped (release via the seq_cst store) and read after it.
+  // final_value is written before stop's mark (release, in the handshake) and read after it.
   alignas(64) std::atomic<std::uint64_t> final_value{0};
-  // seq_cst: Dekker handshake with the receiver's pop of the last copy and its end (see
-  // LinkCore::landed, LinkCore::end_receiver and Proxy::stop): whichever side comes second
-  // writes the final value.
-  std::atomic<bool> stopped{false};
-  // seq_cst: exactly one side (stop or the receiving thread) claims the final write; once it is
-  // claimed the receiving thread no longer touches the word, which the runtime may free as soon
-  // as it reads the final value.
-  std::atomic<bool> final_claimed{false};
-  // seq_cst: the receiving thread holds it at 1 while it reads or writes the word for a report;
-  // stop, having claimed the final write, waits for it to drop before it writes (the page's
-  // link lock, reduced to the few instructions of one publish).
-  std::atomic<std::uint32_t> receiver_busy{0};
-  std::atomic<bool> closed{false};  // stop or destruction: the account may be reused
+  // stopped, the final write claimed, the receiving thread inside a report, closed: one word
+  // (stop_handshake.h argues its orders).
+  StopHandshake handshake;
 
   // Receiving thread: writes the last submitted value once no byte may land any more, unless
-  // stop did or does. Touches the word only if it claims the write, and holds receiver_busy
-  // meanwhile: a stop that lost the claim to it waits for the write before it returns (else
-  // stop could return, and the runtime free the word, while this thread still reads it).
+  // stop did or does. Touches the word only if it claims the write, and is inside the handshake
+  // (enter .. leave) meanwhile: a stop that lost the claim to it waits for the write before it
+  // returns (else stop could return, and the runtime free the word, while this thread still
+  // reads it).
   void write_final_from_receiver() {
-    // seq_cst: the Dekker pair of stop's store of stopped and its load of receiver_busy.
-    receiver_busy.store(1, std::memory_order_seq_cst);
-    if (stopped.load(std::memory_order_seq_cst) &&
-        !final_claimed.exchange(true, std::memory_order_seq_cst)) {
+    if ((handshake.enter() & StopHandshake::kStopped) != 0 && handshake.claim()) {
       test_hook::at(test_hook::Point::kReceiverClaimedFinal, device);
       publish(final_value.load(std::memory_order_acquire));
       copies.release_storage();  // drained, or this thread ends: no record is read again
     }
-    // release: the write is done before stop, which acquires it in its wait, goes on.
-    receiver_busy.store(0, std::memory_order_release);
+    handshake.leave();  // the write is done before stop, waiting for it, goes on
   }
 };
 

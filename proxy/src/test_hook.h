@@ -16,15 +16,15 @@ enum class Point {
   // whose bytes have all landed, and has not yet read whether the proxy is stopped.
   kReceiverPoppedCopy,
   // The receiving thread, in a done report of a proxy it found not stopped, is about to
-  // publish the value (it holds the proxy's receiver_busy).
+  // publish the value (it is inside the proxy's handshake, kReceiverBusy).
   kReceiverPublishing,
-  // stop has stored `stopped` and has not yet looked for pending copies.
+  // stop has marked the handshake stopped and has not yet looked for pending copies.
   kStopStored,
   // stop waits for the receiving thread to finish a report of this proxy: called on each turn
   // of that wait, and only while it waits.
   kStopWaitsForReceiver,
   // The receiving thread has claimed the write of a stopped proxy's last value (its last copy
-  // landed, or the thread ends) and is about to write it (it holds the proxy's receiver_busy).
+  // landed, or the thread ends) and is about to write it (it is inside the proxy's handshake, kReceiverBusy).
   kReceiverClaimedFinal,
   // A send of the link failed: fail_send begins, on the sending thread (device: 0). When the
   // agent's side closed or reset the connection it then waits for the agent's reason

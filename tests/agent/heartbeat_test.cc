@@ -142,10 +142,11 @@ TEST(BusyAgent, ALaunchLongerThanItsClientsSilenceBoundKeepsItsJob) {
   const auto kLong = std::chrono::milliseconds(2 * kSilenceMs + 500);
   AgentProcess agent({"--instruction-budget", std::to_string(1ull << 33)});
   remote::LinkOptions options;
-  options.keepalive_ms = 100;
+  options.keepalive_ms = 1000;
   options.silence_ms = kSilenceMs;
   auto job = remote::Job::create();
-  harness::Driven host(job->connect(agent.endpoint(), options), 0);
+  remote::Link& link = job->connect(agent.endpoint(), options);
+  harness::Driven host(link, 0);
   auto assembled = program::assemble(kSpin);
   ASSERT_FALSE(std::holds_alternative<std::string>(assembled)) << std::get<std::string>(assembled);
   const std::vector<std::byte> binary = std::get<std::vector<std::byte>>(assembled);
@@ -161,6 +162,7 @@ TEST(BusyAgent, ALaunchLongerThanItsClientsSilenceBoundKeepsItsJob) {
   while (took < kLong) {
     harness::Work w;
     w.words(image.id, std::get<edge::Entry>(entry).function, {static_cast<std::uint32_t>(n)});
+    const std::uint64_t frames = link.counters().messages_received;
     const auto start = Clock::now();
     const std::uint64_t v = host.run(w);
     try {
@@ -170,7 +172,15 @@ TEST(BusyAgent, ALaunchLongerThanItsClientsSilenceBoundKeepsItsJob) {
     }
     took = Clock::now() - start;
     ASSERT_FALSE(job->failed()) << job->fault_text() << " (a launch of " << n << " iterations)";
-    if (took >= kLong) break;
+    if (took >= kLong) {
+      // The agent's own pings: the client heard it at least every 500 ms (2 of its 250 ms
+      // looks) through the launch, less the first gap. The done report is the one other frame
+      // (the client's keepalive, at 1 s, never came due, so nothing was echoed).
+      const std::uint64_t pings = link.counters().messages_received - frames - 1;
+      EXPECT_GE(pings, static_cast<std::uint64_t>(took / std::chrono::milliseconds(500)) - 1)
+          << "pings in a launch of " << std::chrono::duration<double>(took).count() << " s";
+      break;
+    }
     ASSERT_LT(n, 1ull << 31) << "the longest launch took " << std::chrono::duration<double>(took).count() << " s";
     // Aim past kLong, at most 16 times longer than the last (a short run's time is mostly noise).
     const double scale = std::min(16.0, 1.5 * std::chrono::duration<double>(kLong) / std::max(took, Clock::duration(1)));

@@ -79,7 +79,7 @@ TEST(SpscRing, TheConsumerSeesItemsPublishedAfterItFoundTheRingEmpty) {
   ring.publish(2);
   EXPECT_TRUE(ring.has_items(3)) << "the consumer must reload the tail when its copy shows too few";
   EXPECT_EQ(ring.at(2), 9);
-  ring.pop_seq_cst(3);
+  ring.pop(3);
   EXPECT_TRUE(ring.empty());
   EXPECT_TRUE(ring.drained());
 }

@@ -145,6 +145,37 @@ TEST_P(CopyTest, StridedRowsLandInTheirRows) {
   EXPECT_GT(link_->counters().bytes_staged, 0u);
 }
 
+// The smallest shapes at the object's edge, both ways: 1 and 2 rows, each side's pitch equal to
+// the row or larger, the rows on the agent's side ending at the object's last byte. Each row
+// lands at its pitch, and no byte of a gap or past the last row is written.
+TEST_P(CopyTest, OneAndTwoRowsEndingAtTheObjectsLastByteLandAtTheirPitchBothWays) {
+  constexpr std::uint64_t kRow = 24, kObject = 4096, kGap = 40;
+  Driven dev(*link_, 1);
+  const auto region = dev->alloc(edge::Memory::kDevice, kObject);
+  ASSERT_TRUE(region.has_value());
+  for (std::uint64_t rows : {1ull, 2ull}) {
+    for (std::uint64_t agent_pitch : {kRow, kRow + kGap}) {
+      for (std::uint64_t pitch : {kRow, kRow + kGap}) {  // this process's side
+        const std::uint64_t at = kObject - ((rows - 1) * agent_pitch + kRow);
+        const std::uint64_t span = (rows - 1) * pitch + kRow;
+        const std::vector<std::byte> up = random_bytes(span, rows * 1000 + agent_pitch * 10 + pitch);
+        std::vector<std::byte> down(span + kGap, std::byte{0x5a});
+        Work w;
+        w.copy(rig_copy{host_side(up.data()), region_side(*region, at), rows, kRow, pitch, agent_pitch});
+        w.copy(rig_copy{region_side(*region, at), host_side(down.data()), rows, kRow, agent_pitch, pitch});
+        dev.wait(dev.run(w));
+        const std::string shape = std::to_string(rows) + " rows, pitches " + std::to_string(agent_pitch) +
+                                  " there and " + std::to_string(pitch) + " here";
+        for (std::uint64_t i = 0; i < down.size(); ++i) {
+          const bool in_a_row = i < span && i % pitch < kRow;
+          ASSERT_EQ(down[i], in_a_row ? up[i] : std::byte{0x5a}) << shape << ", byte " << i;
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+}
+
 TEST_P(CopyTest, DeviceToDeviceOnTheAgent) {
   constexpr std::size_t kBytes = 1u << 20;
   std::vector<std::byte> down(kBytes);

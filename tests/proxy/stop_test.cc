@@ -345,7 +345,19 @@ void pass_word_on(std::uint64_t& w) {  // as the runtime does once it read the l
   std::atomic_ref<std::uint64_t>(w).store(0, std::memory_order_release);
 }
 
-// The receiving thread has popped the last pending copy's record and not yet read `stopped`
+// A scripted agent: answers the make's request, reads value 1's handover and reports it done;
+// then, if `answer_after`, answers the next request (read only after the report), and drains.
+std::function<void(int)> reports_value_one_done(bool answer_after) {
+  return [answer_after](int fd) {
+    answer_next_request(fd);
+    const std::uint64_t v = read_handover(fd);
+    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
+    if (answer_after) answer_next_request(fd);
+    drain(fd);
+  };
+}
+
+// The receiving thread has popped the last pending copy's record and not yet looked at the handshake
 // when stop runs: stop finds no copy pending, so it writes the value itself, before it
 // returns; the receiving thread, let go, finds the write claimed and writes nothing after.
 TEST(StopOrder, TheLastBytesLandingJustBeforeStopLooksLeaveTheWriteToStopAndNoneToTheReceiver) {
@@ -377,7 +389,7 @@ TEST(StopOrder, TheLastBytesLandingJustBeforeStopLooksLeaveTheWriteToStopAndNone
   job->close();
 }
 
-// stop has stored `stopped` and not yet looked for pending copies when the last bytes land:
+// stop has marked the handshake stopped and not yet looked for pending copies when the last bytes land:
 // the receiving thread, second to look, writes the value while stop is still held; stop, let
 // go, finds the write claimed and writes nothing.
 TEST(StopOrder, TheLastBytesLandingWhileStopIsBetweenItsFlagAndItsLookLeaveTheWriteToTheReceiver) {
@@ -421,13 +433,7 @@ TEST(StopOrder, TheLastBytesLandingWhileStopIsBetweenItsFlagAndItsLookLeaveTheWr
 // on. The receiving thread is let go as soon as stop waits for it, or once stop returned.
 TEST(StopOrder, AStopDuringADoneReportReturnsOnlyAfterItSoNoWriteLandsOnceTheWordIsPassedOn) {
   ForcedOrder order(Point::kReceiverPublishing);
-  FakeAgent agent(2, [&](int fd) {
-    answer_next_request(fd);
-    const std::uint64_t v = read_handover(fd);
-    send_msg(fd, wire::MsgType::kDone, wire::Done{1, 0, v});
-    answer_next_request(fd);  // read only after the done report
-    drain(fd);
-  });
+  FakeAgent agent(2, reports_value_one_done(true));
   auto job = remote::Job::create();
   remote::Link& link = job->connect(agent.endpoint());
   alignas(8) static std::uint64_t word;
@@ -454,7 +460,7 @@ TEST(StopOrder, AStopDuringADoneReportReturnsOnlyAfterItSoNoWriteLandsOnceTheWor
   job->close();
 }
 
-// stop has stored `stopped` when the link's receiving thread ends (the agent went away) and
+// stop has marked the handshake stopped when the link's receiving thread ends (the agent went away) and
 // claims the last value's write first: stop, let go, finds the write claimed, and waits for it
 // before it returns, so the word holds the last value when stop returns and the runtime may free
 // it (the thread no longer reads it). Before the fix stop returned at once while the receiving
@@ -490,6 +496,45 @@ TEST(StopOrder, TheReceiversEndBetweenStopsFlagAndItsLookWritesTheLastValueBefor
       << "stop returned before the receiving thread, which had claimed the write, wrote the last value";
   EXPECT_EQ(load_word(word), 1u);
   EXPECT_TRUE(job->failed());  // the agent went away
+}
+
+// As AStopDuringADoneReport..., with a hold that reads and writes g_order's flags relaxed: they
+// order nothing for ThreadSanitizer, so only the handshake's own orders do. The receiving
+// thread read the values ring in the report; stop frees that ring once it sees the report left
+// (leave's release, its wait's acquire). Weakening either is a race ThreadSanitizer reports on
+// the freed ring.
+void quiet_hook(Point p, std::uint32_t device) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  if (device != 1) return;
+  if (p == Point::kStopWaitsForReceiver) g_order.stop_waits.store(true, relaxed);
+  if (p != Point::kReceiverPublishing || g_order.held.exchange(true, relaxed)) return;
+  while (!g_order.stop_waits.load(relaxed) && !g_order.stop_returned.load(relaxed)) {
+    std::this_thread::yield();
+  }
+}
+
+TEST(StopOrder, StopFreesTheValuesRingOnlyOnceTheDoneReportReadingItLeft) {
+  g_order.held.store(false, std::memory_order_relaxed);
+  g_order.stop_waits.store(false, std::memory_order_relaxed);
+  g_order.stop_returned.store(false, std::memory_order_relaxed);
+  remote::test_hook::Scoped hook(&quiet_hook);
+  FakeAgent agent(2, reports_value_one_done(false));
+  auto job = remote::Job::create();
+  remote::Link& link = job->connect(agent.endpoint());
+  alignas(8) static std::uint64_t word;
+  auto p = value_one(link, word, nullptr, 64);
+  ASSERT_TRUE(p);
+  spin_until([] { return g_order.held.load(std::memory_order_relaxed); });
+  ASSERT_TRUE(g_order.held.load(std::memory_order_relaxed)) << "the receiving thread never handled the done report";
+  std::thread stopper([&] {
+    p->stop(std::nullopt);
+    g_order.stop_returned.store(true, std::memory_order_relaxed);
+  });
+  stopper.join();
+  EXPECT_TRUE(g_order.stop_waits.load(std::memory_order_relaxed)) << "stop did not wait for the report";
+  EXPECT_EQ(load_word(word), 1u);
+  EXPECT_FALSE(job->failed()) << job->fault_text();
+  job->close();
 }
 
 class StopReal : public AgentSuite {};

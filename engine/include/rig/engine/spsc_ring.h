@@ -81,26 +81,16 @@ class SpscRing {
     // the slots the producer reuses.
     head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
-  // pop() as a seq_cst store, for a consumer that next reads a flag of a Dekker handshake
-  // (LinkCore::landed against Proxy::stop: the store of the head and the other side's store of its
-  // flag must not both be missed by the loads that follow them; drained() is those loads).
-  void pop_seq_cst(std::size_t n = 1) {
-    assert(n <= known_items() && "pop beyond the items the consumer saw");
-    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_seq_cst);
-  }
-
   // Frees the slots' memory; the indices stay, so empty(), size() and drained() still answer.
   // The caller guarantees that neither side touches a slot again (claim, front, at) and that
   // every earlier access to one happens before this call.
   void release_storage() { slots_.reset(); }
 
-  // Any thread, in the stop handshake: whether everything published has been popped.
+  // Any thread: whether everything published has been popped (a proxy's stop, after the
+  // producer's last publish). acquire (head): pairs with pop()'s release: the consumer is done
+  // with every slot. acquire (tail): pairs with publish()'s release.
   bool drained() const {
-    // seq_cst: the head is the Dekker handshake's value (pairs with pop_seq_cst's store, as
-    // Proxy::stop's seq_cst store of stopped pairs with the receiver's seq_cst load of it).
-    // acquire (tail): pairs with publish()'s release; both callers come after the producer's
-    // last publish (stop on the submitting side; the receiver after its acquire of stopped).
-    return head_.load(std::memory_order_seq_cst) == tail_.load(std::memory_order_acquire);
+    return head_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
   }
 
  private:
@@ -109,7 +99,7 @@ class SpscRing {
     return mask_ + 1 - (tail_.load(std::memory_order_relaxed) - head_seen_);
   }
   void refresh_head() {
-    // acquire: pairs with pop()'s and pop_seq_cst's release: the consumer is done with the
+    // acquire: pairs with pop()'s release: the consumer is done with the
     // slots up to the head, which the producer may now reuse.
     head_seen_ = head_.load(std::memory_order_acquire);
   }
