@@ -58,6 +58,18 @@ inline std::uint32_t saturate(std::size_t n) {
                                                         : static_cast<std::uint32_t>(n);
 }
 
+// Where word or byte `i` of `m` lies (kWordIndex: word i, kByteIndex: byte i), or null once
+// `stop` notes the index out of bounds.
+inline std::byte* element(const Memory& m, std::uint32_t i, Trap out_of_bounds, Stop& stop) {
+  const bool words = out_of_bounds == Trap::kWordIndex;
+  if (i >= (words ? m.words : m.bytes)) {
+    stop.trap = out_of_bounds;
+    stop.index = i;
+    return nullptr;
+  }
+  return m.data + (words ? std::size_t{i} * 4 : std::size_t{i});
+}
+
 Stop execute(const Insn* code, const std::uint32_t* words,
              const std::array<Memory, kMemorySlots>& mem, std::uint64_t budget) {
   std::uint32_t r[kRegisterFile] = {};  // r[kZeroRegister] is never written
@@ -150,54 +162,34 @@ Stop execute(const Insn* code, const std::uint32_t* words,
                                                                                      : pc + 1;
         break;
 
-      case Op::kLd: {
-        const Memory& m = mem[in.b];
-        const std::uint32_t i = r[in.c] + in.imm;
-        if (i >= m.words) {
-          stop.trap = Trap::kWordIndex;
-          stop.index = i;
-          goto trapped;
+      case Op::kLd:
+        if (const std::byte* p = element(mem[in.b], r[in.c] + in.imm, Trap::kWordIndex, stop)) {
+          r[in.a] = load_word(p);
+          ++pc;
+          break;
         }
-        r[in.a] = load_word(m.data + std::size_t{i} * 4);
-        ++pc;
-        break;
-      }
-      case Op::kSt: {
-        const Memory& m = mem[in.b];
-        const std::uint32_t i = r[in.c] + in.imm;
-        if (i >= m.words) {
-          stop.trap = Trap::kWordIndex;
-          stop.index = i;
-          goto trapped;
+        goto trapped;
+      case Op::kSt:
+        if (std::byte* p = element(mem[in.b], r[in.c] + in.imm, Trap::kWordIndex, stop)) {
+          store_word(p, r[in.a]);
+          ++pc;
+          break;
         }
-        store_word(m.data + std::size_t{i} * 4, r[in.a]);
-        ++pc;
-        break;
-      }
-      case Op::kLdb: {
-        const Memory& m = mem[in.b];
-        const std::uint32_t i = r[in.c] + in.imm;
-        if (i >= m.bytes) {
-          stop.trap = Trap::kByteIndex;
-          stop.index = i;
-          goto trapped;
+        goto trapped;
+      case Op::kLdb:
+        if (const std::byte* p = element(mem[in.b], r[in.c] + in.imm, Trap::kByteIndex, stop)) {
+          r[in.a] = std::to_integer<std::uint32_t>(*p);
+          ++pc;
+          break;
         }
-        r[in.a] = std::to_integer<std::uint32_t>(m.data[i]);
-        ++pc;
-        break;
-      }
-      case Op::kStb: {
-        const Memory& m = mem[in.b];
-        const std::uint32_t i = r[in.c] + in.imm;
-        if (i >= m.bytes) {
-          stop.trap = Trap::kByteIndex;
-          stop.index = i;
-          goto trapped;
+        goto trapped;
+      case Op::kStb:
+        if (std::byte* p = element(mem[in.b], r[in.c] + in.imm, Trap::kByteIndex, stop)) {
+          *p = static_cast<std::byte>(r[in.a] & 0xFF);
+          ++pc;
+          break;
         }
-        m.data[i] = static_cast<std::byte>(r[in.a] & 0xFF);
-        ++pc;
-        break;
-      }
+        goto trapped;
       case Op::kSize: r[in.a] = saturate(mem[in.b].words); ++pc; break;
       case Op::kSizeb: r[in.a] = saturate(mem[in.b].bytes); ++pc; break;
     }
