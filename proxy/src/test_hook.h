@@ -1,9 +1,10 @@
-// A test's hold on the stop/receiver handshake (proxy/src/proxy_slot.h) and on a broken send
-// (proxy/src/link.cc): the receiving thread, Proxy::stop and the sending thread call the
-// installed function at the points named below, and a test may block in it or note it, so
-// that each order of the sides is forced instead of hoped for under stress
-// (tests/proxy/stop_test.cc, StopOrder.*). Nothing installs one outside the tests: each point
-// then costs one load and a branch.
+// A test's hold on the stop/receiver handshake (proxy/src/stop_handshake.h), on a sleeper between
+// its checks and its wait, and on a broken send (proxy/src/link.cc): the receiving thread,
+// Proxy::stop, Proxy::sleep and the sending thread call the installed function at the points
+// named below, and a test may block in it or note it, so that each order of the sides is forced
+// instead of hoped for under stress (tests/proxy/stop_test.cc, StopOrder.*;
+// tests/proxy/sleep_order_test.cc). Nothing installs one outside the tests: each point then
+// costs one load and a branch.
 #pragma once
 
 #include <atomic>
@@ -30,6 +31,10 @@ enum class Point {
   // agent's side closed or reset the connection it then waits for the agent's reason
   // (tests/proxy/hostile_agent_test.cc, the broken-send tests).
   kSendFailed,
+  // sleep has read the proxy's event count, found the word still at `seen`, the job neither
+  // failed nor closing, and the deadline not reached, and is about to wait
+  // (tests/proxy/sleep_order_test.cc).
+  kSleepChecked,
   // submit is about to wait here for a word (a wait of its submission that stays here, or its
   // proxy's last copy into this process's memory), having sent nothing of its handover yet:
   // called on each turn of that wait (tests/proxy/submit_test.cc).
