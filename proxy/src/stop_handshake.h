@@ -33,6 +33,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <cstdint>
 
 namespace rig::remote {
@@ -62,13 +63,20 @@ class StopHandshake {
   bool claim() { return (state_.fetch_or(kClaimed, std::memory_order_acq_rel) & kClaimed) == 0; }
 
   // ---- the receiving thread ----
+  // The receiving thread's changes are additions: only it sets and clears kReceiverBusy, never
+  // twice, so adding the bit is setting it, and an addition whose result is used is one locked
+  // instruction on x86 (a fetch_or whose result is used is a compare-and-swap loop).
   // After popping a copy: the state, read by a change of the word (acq_rel; see the orders).
-  std::uint32_t look_after_pop() { return state_.fetch_or(0, std::memory_order_acq_rel); }
+  std::uint32_t look_after_pop() { return state_.fetch_add(0, std::memory_order_acq_rel); }
   // Enters a done report or the final write; returns the state before. acq_rel: the Dekker
   // half against mark_stopped (see the orders).
-  std::uint32_t enter() { return state_.fetch_or(kReceiverBusy, std::memory_order_acq_rel); }
+  std::uint32_t enter() {
+    const std::uint32_t before = state_.fetch_add(kReceiverBusy, std::memory_order_acq_rel);
+    assert((before & kReceiverBusy) == 0 && "the receiving thread entered twice");
+    return before;
+  }
   // release: pairs with receiver_busy()'s acquire in stop's wait.
-  void leave() { state_.fetch_and(~kReceiverBusy, std::memory_order_release); }
+  void leave() { state_.fetch_sub(kReceiverBusy, std::memory_order_release); }
 
   // ---- anyone ----
   // acquire: pairs with the changes above (stop's mark, a claim, leave, close).
