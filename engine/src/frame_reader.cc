@@ -1,6 +1,7 @@
 #include "rig/engine/frame_reader.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -25,7 +26,8 @@ FrameReader::FrameReader(Socket& socket, Counters& counters)
 
 FrameReader::~FrameReader() = default;
 
-int FrameReader::fill(std::size_t at_least, bool frame_start) {
+int FrameReader::fill(std::size_t at_least, std::size_t reach, bool frame_start) {
+  assert(reach >= at_least);
   if (end_ - begin_ >= at_least) return 0;
   if (before_read_) {
     if (const int rc = before_read_(); rc != 0) return rc;
@@ -40,11 +42,11 @@ int FrameReader::fill(std::size_t at_least, bool frame_start) {
   }
   // How much the next read may take: all the buffer has room for, or, while a large copy into
   // this process is expected (the probe, asked right before each read, so a copy recorded before
-  // its bytes can arrive is always seen), only up to the next header so its payload can go
-  // straight into place.
+  // its bytes can arrive is always seen), only up to `reach` so its payload can go straight
+  // into place.
   const std::function<std::size_t()> room = [&] {
     const std::size_t all = kBufferBytes - end_;
-    return probe_ && probe_() ? std::min(all, std::max(at_least, kExactWindow) - (end_ - begin_)) : all;
+    return probe_ && probe_() ? std::min(all, reach - (end_ - begin_)) : all;
   };
   while (end_ - begin_ < at_least) {
     const long got = wait_.read(buffer_.get() + end_, room, frame_start && end_ == begin_);
@@ -63,7 +65,7 @@ int default_poll_us() {
 
 int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_message) {
   if (begin_ == end_) begin_ = end_ = 0;
-  const int rc = fill(sizeof header, !within_message);
+  const int rc = fill(sizeof header, kExactWindow, !within_message);
   if (rc != 0) return rc;
   std::memcpy(&header, buffer_.get() + begin_, sizeof header);
   begin_ += sizeof header;
@@ -79,7 +81,7 @@ int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_m
 
 int FrameReader::body(std::size_t n, std::span<const std::byte>& out) {
   if (n <= kBufferBytes - 8) {
-    const int rc = fill(n);
+    const int rc = fill(n, n);
     if (rc != 0) return rc == 1 ? -ECONNRESET : rc;
     std::byte* at = buffer_.get() + begin_;
     begin_ += n;
@@ -147,7 +149,7 @@ int FrameReader::skip(std::size_t n) {
   while (n > 0) {
     if (begin_ == end_) {
       begin_ = end_ = 0;
-      const int rc = fill(1);
+      const int rc = fill(1, std::min(n, kBufferBytes));
       if (rc != 0) return rc == 1 ? -ECONNRESET : rc;
     }
     const std::size_t k = std::min(n, end_ - begin_);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 #include <random>
 #include <thread>
 #include <utility>
@@ -10,6 +12,7 @@
 
 #include "agent_process.h"
 #include "fixture.h"
+#include "link_core.h"
 #include "random_bytes.h"
 #include "run_and_wait.h"
 #include "rig/engine/socket.h"
@@ -49,6 +52,27 @@ class CopyTest : public ::testing::TestWithParam<remote::Backend> {
   void TearDown() override {
     job_.reset();
     agent_.reset();
+  }
+
+  // An object of `n` bytes on the device, holding `up` (random bytes of `seed`).
+  static remote::Region filled_object(Driven& dev, std::size_t n, unsigned seed, std::vector<std::byte>& up) {
+    auto region = dev->alloc(edge::Memory::kDevice, n);
+    EXPECT_TRUE(region);
+    if (!region) throw std::runtime_error("alloc failed");
+    up = random_bytes(n, seed);
+    Work w;
+    w.to_device(up.data(), *region, 0, n);
+    dev.wait(dev.run(w));
+    return *region;
+  }
+  // Runs `copy`, work copying `bytes` into this process, and checks that every byte of it was
+  // received straight into place, none through the reader's buffer.
+  void expect_received_in_place(std::uint64_t bytes, const std::function<void()>& copy, const std::string& what) {
+    const std::uint64_t copied0 = link_->counters().payload_bytes_copied;
+    const std::uint64_t direct0 = link_->counters().payload_bytes_direct;
+    copy();
+    EXPECT_EQ(link_->counters().payload_bytes_copied, copied0) << what;
+    EXPECT_EQ(link_->counters().payload_bytes_direct - direct0, bytes) << what;
   }
 
   std::unique_ptr<AgentProcess> agent_;
@@ -100,27 +124,38 @@ TEST_P(CopyTest, AByteCrossesTheLinkOnce) {
 
 TEST_P(CopyTest, LargeCopiesIntoThisProcessLandWithZeroUserSpaceCopies) {
   constexpr std::size_t kBytes = 16u << 20;
-  std::vector<std::byte> down;
   Driven dev(*link_, 1);
-  auto region = dev->alloc(edge::Memory::kDevice, kBytes);
-  ASSERT_TRUE(region);
-  const auto up = random_bytes(kBytes, 5);
-  Work w1;
-  w1.to_device(up.data(), *region, 0, kBytes);
-  dev.wait(dev.run(w1));
+  std::vector<std::byte> up, down;
+  const remote::Region region = filled_object(dev, kBytes, 5, up);
   for (std::uint64_t rows : {1ull, 256ull}) {  // contiguous, and strided rows
     const std::uint64_t pitch = rows == 1 ? kBytes : 2 * kBytes / rows;
     down.assign(rows == 1 ? kBytes : 2 * kBytes, std::byte{0});
-    const std::uint64_t copied0 = link_->counters().payload_bytes_copied;
-    const std::uint64_t direct0 = link_->counters().payload_bytes_direct;
-    Work w;
-    w.copy(rig_copy{region_side(*region, 0), host_side(down.data()), rows, kBytes / rows, kBytes / rows, pitch});
-    dev.wait(dev.run(w));
-    EXPECT_EQ(link_->counters().payload_bytes_copied, copied0) << rows << " rows";
-    EXPECT_EQ(link_->counters().payload_bytes_direct - direct0, kBytes) << rows << " rows";
+    expect_received_in_place(kBytes, [&] {
+      Work w;
+      w.copy(rig_copy{region_side(region, 0), host_side(down.data()), rows, kBytes / rows, kBytes / rows, pitch});
+      dev.wait(dev.run(w));
+    }, std::to_string(rows) + " rows");
     for (std::uint64_t r = 0; r < rows; ++r) {
       ASSERT_EQ(0, std::memcmp(down.data() + r * pitch, up.data() + r * (kBytes / rows), kBytes / rows));
     }
+  }
+}
+
+// The threshold itself: a copy of exactly LinkCore::kZeroCopyBytes into this process, ending at
+// its object's last byte, is received straight into place too.
+TEST_P(CopyTest, ACopyOfExactlyTheZeroCopySizeLandsWithZeroUserSpaceCopies) {
+  constexpr std::size_t kBytes = remote::LinkCore::kZeroCopyBytes, kObject = 3 * kBytes;
+  Driven dev(*link_, 1);
+  std::vector<std::byte> up;
+  const remote::Region region = filled_object(dev, kObject, 11, up);
+  for (int round = 0; round < 3; ++round) {  // the same copy again: a later one is no luckier
+    std::vector<std::byte> down(kBytes, std::byte{0});
+    expect_received_in_place(kBytes, [&] {
+      Work w;
+      w.to_host(region, kObject - kBytes, down.data(), kBytes);
+      dev.wait(dev.run(w));
+    }, "round " + std::to_string(round));
+    ASSERT_EQ(0, std::memcmp(down.data(), up.data() + kObject - kBytes, kBytes));
   }
 }
 

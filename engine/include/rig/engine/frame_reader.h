@@ -76,9 +76,11 @@ class FrameReader {
   int fd() const { return socket_.fd(); }
 
  private:
-  // Reads until at_least bytes are buffered. frame_start: the bytes are a frame's header, none
-  // of whose bytes were read yet (only such a read gathers).
-  int fill(std::size_t at_least, bool frame_start = false);
+  // Reads until at_least bytes are buffered. reach: in exact mode, how many bytes from begin_ a
+  // read may buffer (at least at_least): a header's kExactWindow, else exactly what is asked, so
+  // no read runs past a kBytes frame's fixed part into its payload. frame_start: the bytes are
+  // a frame's header, none of whose bytes were read yet (only such a read gathers).
+  int fill(std::size_t at_least, std::size_t reach, bool frame_start = false);
 
   // Frees what `new (std::align_val_t{64}) std::byte[n]` made.
   struct AlignedDelete {
