@@ -65,6 +65,24 @@ TEST(SpscRing, TheProducerSeesTheSlotsTheConsumerFreedAfterTheRingWasFull) {
   EXPECT_TRUE(ring.drained());
 }
 
+// The edge of the reload: a producer whose copy shows the ring full has room for exactly the
+// slots freed since, the whole ring included, and not one more; whichever it asks first (the
+// first question reloads the consumer's index).
+TEST(SpscRing, AProducerThatSawTheRingFullHasRoomForExactlyTheSlotsFreedSince) {
+  for (const bool exact_first : {true, false}) {
+    for (std::size_t freed = 1; freed <= 4; ++freed) {
+      SpscRing<int> ring(4);
+      for (int k = 0; k < 4; ++k) ring.claim(static_cast<std::size_t>(k)) = k;
+      ring.publish(4);  // the producer's copy of the head now shows no room
+      ASSERT_TRUE(ring.has_items(4));
+      ring.pop(freed);
+      if (exact_first) EXPECT_TRUE(ring.has_room(freed)) << freed << " freed";
+      EXPECT_FALSE(ring.has_room(freed + 1)) << freed << " freed";
+      EXPECT_TRUE(ring.has_room(freed)) << freed << " freed";
+    }
+  }
+}
+
 TEST(SpscRing, TheConsumerSeesItemsPublishedAfterItFoundTheRingEmpty) {
   SpscRing<int> ring(8);
   EXPECT_TRUE(ring.empty());

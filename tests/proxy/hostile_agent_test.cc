@@ -346,6 +346,26 @@ TEST(HostileAgent, BytesPastThePendingCopyWriteNothing) {
   EXPECT_EQ(o.word, 0u);
 }
 
+// Bytes must continue their copy exactly where what landed ends: one byte ahead of it (a gap)
+// or one byte behind it (an overlap) fails the job, and only the first frame's bytes are written.
+TEST(HostileAgent, BytesThatDoNotContinueWhereTheCopyLandedWriteNothingMore) {
+  for (const std::uint64_t next : {std::uint64_t{17}, std::uint64_t{15}}) {
+    std::vector<std::byte> buf(64, std::byte{0xaa});
+    const Outcome o = one_value_against(
+        [next](int fd, std::uint64_t v) {
+          send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 16, 0}, std::vector<std::byte>(16, std::byte{0x33}));
+          send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, next, 16, 0}, std::vector<std::byte>(16, std::byte{0x44}));
+        },
+        buf);
+    EXPECT_NE(o.why.find("offset " + std::to_string(next) + ", length 16) do not match the pending copy"),
+              std::string::npos) << o.why;
+    for (std::size_t i = 0; i < buf.size(); ++i) {
+      ASSERT_EQ(buf[i], i < 16 ? std::byte{0x33} : std::byte{0xaa}) << "byte " << i << ", next offset " << next;
+    }
+    EXPECT_EQ(o.word, 0u);
+  }
+}
+
 TEST(HostileAgent, BytesOfAnotherValueWriteNothing) {
   std::vector<std::byte> buf(64, std::byte{0xaa});
   const Outcome o = one_value_against(

@@ -1,6 +1,7 @@
 // The page's room: RIG_FITS for everything the proxy can run that its RIG_NEVER list does not
 // name; the deviations that remain (docs/SEMANTICS.md) are pinned here too.
 #include <algorithm>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -101,15 +102,25 @@ TEST_F(Room, TheRemainingDeviationsAreNever) {
   Work past_the_frame;  // a handover one frame cannot carry
   for (std::uint32_t i = 0; i <= wire::kMaxParts; ++i) past_the_frame.between(*r, 0, *r, 0, 4);
   EXPECT_EQ(dev.room(past_the_frame), RIG_NEVER);
-  Work overlapping;  // rows overlap: pitch < row bytes
-  overlapping.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 0), 2, 64, 32, 64});
-  EXPECT_EQ(dev.room(overlapping), RIG_NEVER);
+  // Rows overlap on either side (a pitch one byte short of the row, the other side's pitch
+  // equal to the row or larger): never; both pitches equal to the row: fits, and runs.
+  for (const auto [src_pitch, dst_pitch] : {std::pair<std::uint64_t, std::uint64_t>{63, 64}, {64, 63}, {63, 128},
+                                            {128, 63}}) {
+    Work overlapping;
+    overlapping.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 4096), 2, 64, src_pitch, dst_pitch});
+    EXPECT_EQ(dev.room(overlapping), RIG_NEVER) << "source pitch " << src_pitch << ", destination pitch " << dst_pitch;
+  }
+  Work edge;
+  edge.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 4096), 2, 64, 64, 64});
+  ASSERT_EQ(dev.room(edge), RIG_FITS);
+  dev.wait(dev.run(edge));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
 }
 
 // Each copy into this process's memory is a record the receiving thread keeps until its bytes
 // land, and a handover takes room for all of its records at once: past kMaxCopiesIntoHere it
 // could never have it. room says RIG_NEVER; a submit that goes on anyway fails with the reason
-// (it does not wait for ever) and the job goes on. Exactly that many run and land.
+// (it does not wait for ever) and the job goes on. Exactly that many run and land, twice.
 TEST_F(Room, MoreCopiesIntoHereThanAHandoverHoldsAreNeverAndExactlySoManyLand) {
   constexpr std::uint32_t kMost = remote::Proxy::kMaxCopiesIntoHere;
   std::vector<std::uint8_t> back(kMost + 1, 0);
@@ -126,6 +137,11 @@ TEST_F(Room, MoreCopiesIntoHereThanAHandoverHoldsAreNeverAndExactlySoManyLand) {
   ASSERT_EQ(dev.room(most), RIG_FITS);
   dev.wait(dev.run(most));
   EXPECT_TRUE(std::equal(pattern.begin(), pattern.end(), back.begin()));
+  // Again: the submitting side last saw its ring of records full, and every record is free.
+  std::fill(back.begin(), back.end(), 0);
+  ASSERT_EQ(dev.room(most), RIG_FITS);
+  dev.wait(dev.run(most));
+  EXPECT_TRUE(std::equal(pattern.begin(), pattern.end(), back.begin())) << "the second time";
   Work one_more;
   for (std::uint32_t i = 0; i <= kMost; ++i) one_more.to_host(*r, i % kMost, &back[i], 1);
   EXPECT_EQ(dev.room(one_more), RIG_NEVER);
