@@ -27,10 +27,10 @@ bool Executor::check_value(std::uint32_t device, std::uint64_t value, std::strin
 
 bool Executor::check_room(std::uint32_t device, std::string& why) const {
   const std::uint64_t pending = lanes_[device].pending_cost;
-  if (pending <= kRoomBytes) return true;
+  if (pending <= wire::kRoomBytes) return true;
   why = "handover for device " + std::to_string(device) + " while " + std::to_string(pending) +
         " bytes of its earlier work are not done (a client's room admits one only at " +
-        std::to_string(kRoomBytes) + " or less)";
+        std::to_string(wire::kRoomBytes) + " or less)";
   return false;
 }
 

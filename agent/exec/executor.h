@@ -19,6 +19,7 @@
 #include "exec/staging.h"
 #include "exec/stream_range.h"
 #include "job/objects.h"
+#include "rig/wire/limits.h"
 
 namespace rig::agent {
 
@@ -54,10 +55,9 @@ class Executor {
   // Whether `value` may be handed over next on `device` (above the previous one); else why not.
   bool check_value(std::uint32_t device, std::uint64_t value, std::string& why) const;
   // Whether `device` may take a handover now: a client's room admits one only while at most
-  // kRoomBytes of the proxy's earlier work is not reported done (the agent has done at least
+  // wire::kRoomBytes of the proxy's earlier work is not reported done (the agent has done at least
   // what the client saw done), so more pending here is a protocol violation; else why.
   bool check_room(std::uint32_t device, std::string& why) const;
-  static constexpr std::uint64_t kRoomBytes = 64ull << 20;
   // Queues a resolved handover whose client bytes were received (check_value passed).
   void accept(PendingHandover ho);
   // Holds a handover whose bytes did not all come but some of whose copies were issued to its

@@ -109,8 +109,8 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     return false;
   }
   const std::uint64_t end = b.at + b.n;
-  for (std::uint64_t at = b.at; at < end; at += kChunkBytes) {
-    const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, end - at));
+  for (std::uint64_t at = b.at; at < end; at += wire::kChunkBytes) {
+    const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, end - at));
     const auto hdr = wire::encode(wire::Bytes{device, part, value, at, n, 0});
     iov_.clear();
     iov_.push_back(engine::to_iov(&hdr, sizeof hdr));

@@ -18,6 +18,7 @@
 #include "job/objects.h"
 #include "rig/engine/connection.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/limits.h"
 
 namespace rig::agent {
 
@@ -25,7 +26,6 @@ class Outbox final : public Reports {
  public:
   static constexpr std::size_t kBatchBytes = 64 * 1024;
   static constexpr std::uint64_t kInlineBytes = 4096;     // payloads up to this are batched
-  static constexpr std::uint64_t kChunkBytes = 4ull << 20;  // bytes of one kBytes message
 
   Outbox(engine::Connection& connection, JobStripes& stripes) : connection_(connection), stripes_(stripes) {}
   // Ends a posted send (its memory is this object's).

@@ -2,6 +2,7 @@
 #include "proxy_slot.h"
 #include "rig/remote/proxy.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/limits.h"
 #include "submission.h"
 
 namespace rig::remote {
@@ -55,7 +56,7 @@ int Proxy::room(const rig_submission& s) const {
   // release of done_cost.
   const std::uint64_t in_flight = slot_->submitted_cost.load(std::memory_order_relaxed) -
                                   slot_->done_cost.load(std::memory_order_acquire);
-  return in_flight > kRoomBytes ? RIG_LATER : RIG_FITS;
+  return in_flight > wire::kRoomBytes ? RIG_LATER : RIG_FITS;
 }
 
 }  // namespace rig::remote

@@ -15,6 +15,7 @@
 #include "rig/engine/packed_rows.h"
 #include "rig/remote/proxy.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/limits.h"
 #include "submission.h"
 #include "test_hook.h"
 
@@ -65,7 +66,6 @@ struct Staging {
   // Before the turn: makes sure there is memory for `n` bytes (at most a chunk). false: none.
   bool get(std::size_t n) {
     wanted_ = true;
-    static_assert(Proxy::kChunkBytes <= engine::StagingPool::kChunkBytes);
     if (alloc.allocate == nullptr) return conn.staging().prepare(conn.counters()) == 0;
     p = alloc.allocate(n);
     bytes = n;
@@ -143,11 +143,11 @@ SubmitPlan plan_submission(const LinkCore& link, const rig_submission& s) {
     // or known to exist, before anything is recorded or sent), or striped over the link's data
     // connections (their rows go out in place).
     plan.from_client = true;
-    plan.chunks += (total + Proxy::kChunkBytes - 1) / Proxy::kChunkBytes;
+    plan.chunks += (total + wire::kChunkBytes - 1) / wire::kChunkBytes;
     if (link.stripes_copy(total)) {
       plan.striped = true;
     } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
-      plan.staging_bytes = std::max(plan.staging_bytes, std::min(Proxy::kChunkBytes, total));
+      plan.staging_bytes = std::max(plan.staging_bytes, std::min(wire::kChunkBytes, total));
     }
   }
   return plan;
@@ -302,8 +302,8 @@ int Proxy::send_posted(const rig_submission& s, std::uint64_t value) {
     if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
     const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
     const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
-    for (std::uint64_t at = 0; at < total; at += kChunkBytes) {
-      const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+    for (std::uint64_t at = 0; at < total; at += wire::kChunkBytes) {
+      const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, total - at));
       sc.bytes_headers.push_back(wire::encode(wire::Bytes{account_.id, part, value, at, n, 0}));
       sc.iov.push_back(engine::to_iov(&sc.bytes_headers.back(), sizeof(SubmitScratch::BytesHeader)));
       sc.iov.push_back(engine::to_iov(src + at, n));
@@ -333,8 +333,8 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
                               in_place ? c.row_bytes : c.src_pitch, 0, total);
       return true;
     }
-    for (std::uint64_t at = 0; rc == 0 && at < total; at += kChunkBytes) {
-      const auto n = static_cast<std::uint32_t>(std::min(kChunkBytes, total - at));
+    for (std::uint64_t at = 0; rc == 0 && at < total; at += wire::kChunkBytes) {
+      const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, total - at));
       const auto hdr = wire::encode(wire::Bytes{account_.id, part, value, at, n, 0});
       const std::byte* src = static_cast<const std::byte*>(c.src.host);
       const void* payload = src + at;

@@ -104,7 +104,7 @@ TEST_F(Room, TheRemainingDeviationsAreNever) {
   EXPECT_EQ(dev.room(past_the_frame), RIG_NEVER);
   // Rows overlap on either side (a pitch one byte short of the row, the other side's pitch
   // equal to the row or larger): never; both pitches equal to the row: fits, and runs.
-  for (const auto [src_pitch, dst_pitch] : {std::pair<std::uint64_t, std::uint64_t>{63, 64}, {64, 63}, {63, 128},
+  for (const auto& [src_pitch, dst_pitch] : {std::pair<std::uint64_t, std::uint64_t>{63, 64}, {64, 63}, {63, 128},
                                             {128, 63}}) {
     Work overlapping;
     overlapping.copy(rig_copy{harness::region_side(*r, 0), harness::region_side(*r, 4096), 2, 64, src_pitch, dst_pitch});

@@ -18,6 +18,8 @@
 #include <mutex>
 #include <vector>
 
+#include "rig/wire/limits.h"
+
 namespace rig::engine {
 
 class Socket;
@@ -25,7 +27,7 @@ struct Counters;
 
 class StagingPool {
  public:
-  static constexpr std::size_t kChunkBytes = std::size_t{4} << 20;  // Proxy::kChunkBytes
+  static constexpr std::size_t kChunkBytes = wire::kChunkBytes;
 
   struct Chunk {
     std::byte* data = nullptr;

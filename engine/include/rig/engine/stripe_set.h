@@ -15,6 +15,7 @@
 #include "rig/export.h"
 #include "rig/engine/socket.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/limits.h"
 
 namespace rig::engine {
 
@@ -74,7 +75,7 @@ class StripeSet {
   // way: in groups of kGroupBytes, each announced by a kStriped message on `conn` (whose turn
   // the caller holds) and then cut into one piece per stripe of max(64 KiB, group / stripes)
   // bytes (NCCL's rule). Borrows the memory until it returns; 0 or -errno.
-  static constexpr std::uint64_t kGroupBytes = 4ull << 20;
+  static constexpr std::uint64_t kGroupBytes = wire::kChunkBytes;  // a group is a chunk
   int send_copy(Connection& conn, std::uint32_t device, std::uint32_t part, std::uint64_t value,
                 const void* base, std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at,
                 std::uint64_t n);

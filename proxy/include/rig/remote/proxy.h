@@ -188,8 +188,8 @@ class RIG_API Proxy {
   /// the last value (or the link's receiving thread ended), so the word's memory may be freed.
   bool word_quiet() const;
 
-  /// The C functions (rig/edge.h): RIG_FITS, RIG_LATER while more than kRoomBytes of this
-  /// proxy's copies and words are submitted and not done, or RIG_NEVER for a submission it
+  /// The C functions (rig/edge.h): RIG_FITS, RIG_LATER while more than 64 MiB (the protocol's
+  /// room, rig/wire/limits.h) of this proxy's copies and words are submitted and not done, or RIG_NEVER for a submission it
   /// cannot run (docs/SEMANTICS.md lists each case).
   int room(const rig_submission& s) const;
   /// Sends the handover of `s` as the proxy's `value` and returns once its message is sent:
@@ -201,14 +201,10 @@ class RIG_API Proxy {
   /// Does nothing: each submit sent its own message.
   void commit() {}
 
-  /// RIG_LATER above this many bytes of copies and words submitted and not reported done.
-  static constexpr std::uint64_t kRoomBytes = 64ull << 20;
   /// RIG_NEVER for a submission with more copies into this process's memory (of at least one
   /// byte) than this: each is a record the receiving thread keeps until its bytes land, and a
   /// handover takes room for all of its records at once.
   static constexpr std::uint32_t kMaxCopiesIntoHere = 4096;
-  /// Payload bytes per kBytes message of a copy from this process's memory.
-  static constexpr std::uint64_t kChunkBytes = 4ull << 20;
   /// sleep() polls the word this long before it waits on the futex.
   static constexpr int kSpinUs = 50;
 

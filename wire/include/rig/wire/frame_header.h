@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "rig/wire/limits.h"  // the bounds every receiver enforces past the header
+
 namespace rig::wire {
 
 static_assert(std::endian::native == std::endian::little,
@@ -50,9 +52,5 @@ static_assert(sizeof(FrameHeader) == 8);
 static_assert(offsetof(FrameHeader, length) == 0);
 static_assert(offsetof(FrameHeader, type) == 4);
 static_assert(offsetof(FrameHeader, flags) == 6);
-
-// Bounds every receiver enforces before it reads a byte past the header.
-inline constexpr std::uint32_t kMaxControlLength = (1u << 20) + 4096;  // everything but kBytes
-inline constexpr std::uint32_t kMaxChunk = 16u << 20;                   // payload of one kBytes
 
 }  // namespace rig::wire

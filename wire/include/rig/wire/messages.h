@@ -9,21 +9,11 @@
 
 #include "rig/export.h"
 #include "rig/wire/frame_header.h"
+#include "rig/wire/limits.h"
 
 namespace rig::wire {
 
-inline constexpr std::uint32_t kMaxDevices = 64;      // accounts one agent may open
-inline constexpr std::uint32_t kMaxWaits = 256;       // waits of one handover (>= kMaxDevices)
-// Parts and words of one handover: as many as one frame carries (kMaxControlLength: the
-// Handover's 24 bytes, 88 per part, 4 per word; static_asserts below). A handover with both
-// near their bounds is refused by its length (check_header), not by these.
-inline constexpr std::uint32_t kMaxParts = (kMaxControlLength - 24) / 88;       // 11 961
-inline constexpr std::uint32_t kMaxWords = (kMaxControlLength - 24 - 88) / 4;   // 263 140
-inline constexpr std::uint32_t kMaxText = 4096;       // reason texts
-inline constexpr std::uint32_t kMaxName = 64;         // function names
-inline constexpr std::uint32_t kMaxImage = 1u << 20;  // an image's binary
-inline constexpr std::uint64_t kMaxRows = 1ull << 32;
-inline constexpr std::uint64_t kMaxCopyBytes = 1ull << 40;  // bytes of one copy part
+// The limits of what a message holds are in limits.h.
 
 // ---- kHello / kWelcome -------------------------------------------------------------------
 
@@ -105,8 +95,6 @@ static_assert(sizeof(Welcome) == 48);
 static_assert(offsetof(Welcome, mac) == 16);
 
 // ---- kStripeGrant / kJoin (striping) -------------------------------------------------------
-
-inline constexpr std::uint32_t kMaxStripes = 16;  // data connections of one job, besides its own
 
 // Sent by the agent right after its kWelcome when it accepted kFeatureStripes: a data connection
 // joins the job by sending kJoin{token} as its first frame. The token names the job; it proves
