@@ -67,9 +67,12 @@ let test_fault_after_kill _ =
 
 let test_fault_after_close _ =
   F.with_agent (fun t ->
-      let d = F.proxy t 1 in
+      let d = F.proxy t 1 and host = F.proxy t 0 in
       P.Link.close t.link;
       let why = F.raises_fault (fun () -> P.alloc d Rig_edge.Device 4096) in
+      assert_equal ~printer:Fun.id "the job is closed" why;
+      (* image answers Error only for a refusal; a closed job is a Fault there too *)
+      let why = F.raises_fault (fun () -> P.image host "not a program") in
       assert_equal ~printer:Fun.id "the job is closed" why;
       assert_equal P.Link.Closed (P.Link.state t.link))
 

@@ -166,6 +166,20 @@ TEST_F(BadClient, CopyPastTheObjectFailsTheJob) {
   EXPECT_NE(why.find("reaches byte 96 of object 5, which has 64"), std::string::npos) << why;
 }
 
+// A strided copy's extent is its last row's end, offset + (rows - 1) * pitch + row_bytes, not
+// its packed size: 2 rows of 16 whose last ends exactly at the object's end run; 2 pitch bytes
+// more (packed, they are still 32 of its 64) fail the job naming that byte.
+TEST_F(BadClient, AStridedCopyWhoseLastRowEndsPastTheObjectFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  alloc(c, 5, 64);
+  alloc(c, 6, 256);
+  send_handover(c, 1, 1, {copy_part(object(6), object(5), 16, 2, 48)});  // ends at byte 64 of 64
+  send_handover(c, 1, 2, {copy_part(object(6), object(5), 16, 2, 50)});  // ends at byte 66
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("reaches byte 66 of object 5, which has 64"), std::string::npos) << why;
+}
+
 TEST_F(BadClient, CopyWhoseRangeOverflowsIsRejected) {
   RawClient c(agent_.endpoint());
   c.hello();
