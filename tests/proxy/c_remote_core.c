@@ -100,6 +100,7 @@ const char* c_remote_memory(const c_env* env) {
   CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 0, &r, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
   CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 6, &r, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
   CHECK_RC(rig_proxy_alloc(p, 7, 8, &r, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);
+  CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_HOST + 1, 8, &r, &fx.why.t), RIG_INVALID_ARGUMENT, fx.why.buf);  /* one past the last kind */
   CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, (uint64_t)1 << 50, &r, &fx.why.t), RIG_NONE, fx.why.buf);
   CHECK_RC(rig_proxy_alloc(p, RIG_MEMORY_DEVICE, 4, &r, &fx.why.t), RIG_OK, fx.why.buf);
   rig_location l;

@@ -366,6 +366,23 @@ TEST(HostileAgent, BytesThatDoNotContinueWhereTheCopyLandedWriteNothingMore) {
   }
 }
 
+// A later bytes message may carry at most what is left of its copy: one byte more fails the job
+// and writes nothing of it, not even inside the copy (the byte past the copy keeps its value).
+TEST(HostileAgent, BytesOneByteLongerThanWhatIsLeftOfTheCopyWriteNothingMore) {
+  std::vector<std::byte> buf(80, std::byte{0xaa});  // the copy is buf[0, 64)
+  const Outcome o = one_value_against(
+      [](int fd, std::uint64_t v) {
+        send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 0, 16, 0}, std::vector<std::byte>(16, std::byte{0x33}));
+        send_msg(fd, wire::MsgType::kBytes, wire::Bytes{1, 0, v, 16, 49, 0}, std::vector<std::byte>(49, std::byte{0x44}));
+      },
+      std::span<std::byte>(buf.data(), 64));
+  EXPECT_NE(o.why.find("offset 16, length 49) do not match the pending copy"), std::string::npos) << o.why;
+  for (std::size_t i = 0; i < buf.size(); ++i) {
+    ASSERT_EQ(buf[i], i < 16 ? std::byte{0x33} : std::byte{0xaa}) << "byte " << i;
+  }
+  EXPECT_EQ(o.word, 0u);
+}
+
 TEST(HostileAgent, BytesOfAnotherValueWriteNothing) {
   std::vector<std::byte> buf(64, std::byte{0xaa});
   const Outcome o = one_value_against(
