@@ -189,8 +189,8 @@ class RIG_API Proxy {
   bool word_quiet() const;
 
   /// The C functions (rig/edge.h): RIG_FITS, RIG_LATER while more than 64 MiB (the protocol's
-  /// room, rig/wire/limits.h) of this proxy's copies and words are submitted and not done, or RIG_NEVER for a submission it
-  /// cannot run (docs/SEMANTICS.md lists each case).
+  /// room, rig/wire/limits.h) of this proxy's copies and words are submitted and not done, or
+  /// RIG_NEVER for a submission it cannot run (docs/SEMANTICS.md lists each case).
   int room(const rig_submission& s) const;
   /// Sends the handover of `s` as the proxy's `value` and returns once its message is sent:
   /// RIG_COMMITTED, or RIG_FAILED with `*why` set to the reason (valid until its next submit).
