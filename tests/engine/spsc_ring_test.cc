@@ -76,7 +76,9 @@ TEST(SpscRing, AProducerThatSawTheRingFullHasRoomForExactlyTheSlotsFreedSince) {
       ring.publish(4);  // the producer's copy of the head now shows no room
       ASSERT_TRUE(ring.has_items(4));
       ring.pop(freed);
-      if (exact_first) EXPECT_TRUE(ring.has_room(freed)) << freed << " freed";
+      if (exact_first) {
+        EXPECT_TRUE(ring.has_room(freed)) << freed << " freed";
+      }
       EXPECT_FALSE(ring.has_room(freed + 1)) << freed << " freed";
       EXPECT_TRUE(ring.has_room(freed)) << freed << " freed";
     }
