@@ -57,6 +57,12 @@ class Code : public AgentSuite {
     if (auto* why = std::get_if<std::string>(&r)) throw std::runtime_error(*why);
     return std::get<edge::Loaded<remote::Region, remote::Image>>(r).image;
   }
+  // The function `name` of `img`, its entry made on the host (none fails the test).
+  static std::uint32_t function(Driven& host, const remote::Image& img, const char* name) {
+    const auto e = host->entry(img, name);
+    if (!std::holds_alternative<edge::Entry>(e)) throw std::runtime_error(std::string("no entry ") + name);
+    return std::get<edge::Entry>(e).function;
+  }
 };
 
 TEST_F(Code, AProxyOtherThanTheHostLoadsNoCode) {
@@ -164,9 +170,7 @@ TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
   std::uint32_t after_two = 0, after_three = 0;
   Driven host(*link_, 0);
   const remote::Image img = load(host, kCounter);
-  const auto e = host->entry(img, "counter");
-  ASSERT_TRUE(std::holds_alternative<edge::Entry>(e));
-  const std::uint32_t fn = std::get<edge::Entry>(e).function;
+  const std::uint32_t fn = function(host, img, "counter");
   auto r = host->alloc(edge::Memory::kDevice, 64);
   ASSERT_TRUE(r);
   const std::uint32_t zero[16] = {};
@@ -181,6 +185,33 @@ TEST_F(Code, WordsAndCopiesRunInHandoverOrderOnBothQueues) {
   host.wait(host.run(w));
   EXPECT_EQ(after_two, 2u);
   EXPECT_EQ(after_three, 3u);
+}
+
+// Each words part takes its own words, those after the earlier words parts' (PROTOCOL.md 5.6),
+// however many copies come before it: copies first, then three launches on two regions whose
+// words differ, so a part that took another's words (or none) leaves other counts.
+TEST_F(Code, EachWordsPartTakesItsOwnWordsAfterCopiesAndOtherLaunches) {
+  std::uint32_t counts[2] = {7, 7};
+  Driven host(*link_, 0);
+  const remote::Image img = load(host, kCounter);
+  const std::uint32_t fn = function(host, img, "counter");
+  auto a = host->alloc(edge::Memory::kDevice, 64);
+  auto b = host->alloc(edge::Memory::kDevice, 64);
+  ASSERT_TRUE(a && b);
+  const std::uint32_t zero[16] = {};
+  const auto ia = static_cast<std::uint32_t>(a->id), ib = static_cast<std::uint32_t>(b->id);
+  Work w;
+  w.to_device(zero, *a, 0, 64)
+      .to_device(zero, *b, 0, 64)
+      .words(img.id, fn, {ia})
+      .words(img.id, fn, {ib})
+      .words(img.id, fn, {ib})
+      .to_host(*a, 0, &counts[0], 4)
+      .to_host(*b, 0, &counts[1], 4);
+  host.wait(host.run(w));
+  EXPECT_FALSE(job_->failed()) << job_->fault_text();
+  EXPECT_EQ(counts[0], 1u);
+  EXPECT_EQ(counts[1], 2u);
 }
 
 TEST_F(Code, UnloadIsSentAfterEarlierWork) {
