@@ -31,8 +31,10 @@ Ring& stripe_ring() {
   return ring;
 }
 
+}  // namespace
+
 // One stripe's transfer in flight: its cursor and the window its SQE points to.
-struct Leg {
+struct StripeSet::Leg {
   explicit Leg(std::span<const iovec> iov) : cursor(iov) {}
   IovCursor cursor;
   iovec window[IovCursor::kWindow]{};
@@ -41,8 +43,6 @@ struct Leg {
   bool zc = false;     // the SQE in flight is a zero-copy send
   bool no_zc = false;  // this transfer's leg goes by copy (memlock refused a zero-copy send)
 };
-
-}  // namespace
 
 std::size_t default_stripe_window_bytes() {
   return env_settings().stripe_window_bytes;
@@ -157,13 +157,12 @@ int StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t ro
 // kernel's workers run them in parallel), until all are done or one failed. On the stack
 // (about 1 KiB a leg): no allocation per transfer.
 struct StripeSet::Flight {
-  Flight(io_uring* r, std::span<const std::span<const iovec>> l, bool s) : ring(r), legs(l), sending(s) {}
-  io_uring* ring;
+  Flight(Ring& r, std::span<const std::span<const iovec>> l, bool s) : ring(r), legs(l), sending(s) {}
+  Ring& ring;
   std::span<const std::span<const iovec>> legs;
   bool sending;
   std::array<std::optional<Leg>, wire::kMaxStripes> state;
   std::size_t in_flight = 0;
-  std::size_t notifications = 0;  // zero-copy sends whose memory the kernel still reads
   int first_error = 0;
 };
 
@@ -171,7 +170,7 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
   if (legs.size() > sockets_.size()) return -EINVAL;
   std::uint64_t bytes = 0;
   for (const auto& l : legs) bytes += iov_bytes(l);
-  io_uring* ring = parallel_ ? stripe_ring().raw() : nullptr;
+  Ring* ring = parallel_ && stripe_ring().error() == 0 ? &stripe_ring() : nullptr;
   int first_error = 0;
   if (ring == nullptr) {
     // One stripe after the other: the peer's socket buffers hold the others meanwhile.
@@ -179,10 +178,11 @@ int StripeSet::transfer(std::span<const std::span<const iovec>> legs, bool sendi
       first_error = sending ? sockets_[i]->send_all(legs[i]) : sockets_[i]->recv_all(legs[i]);
     }
   } else {
-    Flight f(ring, legs, sending);
+    Flight f(*ring, legs, sending);
     for (;;) {
       if (f.first_error == 0) submit_windows(f);
-      if (f.in_flight == 0 && f.notifications == 0) break;
+      // The legs' memory may go once this returns: every zero-copy send's notification first.
+      if (f.in_flight == 0 && ring->zc_due() == 0) break;
       if (wait_for_completion(f)) reap(f);
     }
     first_error = f.first_error;
@@ -207,7 +207,7 @@ void StripeSet::submit_windows(Flight& f) {
     if (!f.state[i]) f.state[i].emplace(f.legs[i]);
     Leg& leg = *f.state[i];
     if (leg.in_flight || leg.cursor.done()) continue;
-    io_uring_sqe* sqe = io_uring_get_sqe(f.ring);  // kEntries >= legs: never null
+    io_uring_sqe* sqe = f.ring.prepare(i);  // kEntries >= legs and the ring set up: never null
     leg.msg = msghdr{};
     leg.msg.msg_iov = leg.window;
     leg.msg.msg_iovlen = trim_window(leg.window, leg.cursor.window(leg.window), window_bytes_);
@@ -221,29 +221,22 @@ void StripeSet::submit_windows(Flight& f) {
       io_uring_prep_recvmsg(sqe, sockets_[i]->fd(), &leg.msg, MSG_WAITALL);
     }
     io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
-    io_uring_sqe_set_data64(sqe, i);
     leg.in_flight = true;
     ++f.in_flight;
   }
 }
 
 bool StripeSet::wait_for_completion(Flight& f) {
-  int rc = 0;
-  count_ring_enter();  // io_uring_enter: submits the windows and waits for one completion
-  if (silence_ms_ > 0 && !f.sending && f.first_error == 0) {
-    __kernel_timespec ts{silence_ms_ / 1000, (silence_ms_ % 1000) * 1'000'000LL};
-    io_uring_cqe* ignored = nullptr;
-    rc = io_uring_submit_and_wait_timeout(f.ring, &ignored, 1, &ts, nullptr);
-    if (rc == -ETIME) {
-      // No stripe moved for silence_ms: end every leg (they return) and fail.
-      f.first_error = -ETIMEDOUT;
-      shutdown();
-      return false;
-    }
-  } else {
-    rc = io_uring_submit_and_wait(f.ring, 1);
+  // Only a receive is bounded by the silence: a send's bound is the socket's own.
+  const bool bounded = silence_ms_ > 0 && !f.sending && f.first_error == 0;
+  const int rc = f.ring.wait_one(bounded ? silence_ms_ : 0);
+  if (rc == -ETIME) {
+    // No stripe moved for silence_ms: end every leg (they return) and fail.
+    f.first_error = -ETIMEDOUT;
+    shutdown();
+    return false;
   }
-  if (rc < 0 && rc != -EINTR) {
+  if (rc < 0) {
     // The ring itself failed: the SQEs already in flight still borrow the legs, so end
     // every stripe's transfer and wait for them.
     if (f.first_error == 0) f.first_error = rc;
@@ -253,41 +246,31 @@ bool StripeSet::wait_for_completion(Flight& f) {
 }
 
 void StripeSet::reap(Flight& f) {
-  io_uring_cqe* cqe = nullptr;
-  while (io_uring_peek_cqe(f.ring, &cqe) == 0) {
-    const std::size_t i = io_uring_cqe_get_data64(cqe);
-    const int res = cqe->res;
-    const unsigned flags = cqe->flags;
-    io_uring_cqe_seen(f.ring, cqe);
-    count_completions();
-    if ((flags & IORING_CQE_F_NOTIF) != 0) {
-      // The kernel no longer reads a zero-copy send's memory.
-      --f.notifications;
-      if ((static_cast<unsigned>(res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0) bump(counters_.zc_copied, 1);
-      continue;
-    }
-    Leg& leg = *f.state[i];
-    leg.in_flight = false;
-    --f.in_flight;
-    if (leg.zc && (flags & IORING_CQE_F_MORE) != 0) ++f.notifications;
-    if (leg.zc && (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOMEM)) {
-      // Refused: this leg again by copy; for good unless it was memlock (-ENOMEM).
-      bump(counters_.zc_fallbacks, 1);
-      if (res == -ENOMEM) leg.no_zc = true;
-      else zc_bytes_ = 0;
-      continue;
-    }
-    if (leg.zc && res > 0) bump(counters_.zc_sends, 1);
-    if (res == -EINTR || res == -EAGAIN) continue;
-    if (res <= 0) {
-      if (f.first_error == 0) {
-        f.first_error = res < 0 ? res : (f.sending ? -EPIPE : -ECONNRESET);
-        shutdown();  // the other legs must not wait for a peer that will not come
-      }
-      continue;
-    }
-    leg.cursor.advance(static_cast<std::size_t>(res));
+  std::uint64_t copied = 0;
+  f.ring.each_result([&](std::uint64_t i, int res) { take(f, *f.state[i], res); }, copied);
+  if (copied != 0) bump(counters_.zc_copied, copied);
+}
+
+void StripeSet::take(Flight& f, Leg& leg, int res) {
+  leg.in_flight = false;
+  --f.in_flight;
+  if (leg.zc && (res == -EOPNOTSUPP || res == -EINVAL || res == -ENOMEM)) {
+    // Refused: this leg again by copy; for good unless it was memlock (-ENOMEM).
+    bump(counters_.zc_fallbacks, 1);
+    if (res == -ENOMEM) leg.no_zc = true;
+    else zc_bytes_ = 0;
+    return;
   }
+  if (leg.zc && res > 0) bump(counters_.zc_sends, 1);
+  if (res == -EINTR || res == -EAGAIN) return;
+  if (res <= 0) {
+    if (f.first_error == 0) {
+      f.first_error = res < 0 ? res : (f.sending ? -EPIPE : -ECONNRESET);
+      shutdown();  // the other legs must not wait for a peer that will not come
+    }
+    return;
+  }
+  leg.cursor.advance(static_cast<std::size_t>(res));
 }
 
 }  // namespace rig::engine

@@ -209,6 +209,27 @@ int Ring::wait(io_uring_cqe*& cqe) {
   }
 }
 
+io_uring_sqe* Ring::prepare(std::uint64_t tag) {
+  if (error_ != 0) return nullptr;
+  io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+  if (sqe != nullptr) io_uring_sqe_set_data64(sqe, kFirstTag + tag);
+  return sqe;
+}
+
+int Ring::wait_one(int timeout_ms) {
+  count_ring_enter();  // io_uring_enter: submits what is prepared and waits for one completion
+  io_uring_cqe* ignored = nullptr;
+  int rc = 0;
+  if (timeout_ms > 0) {
+    __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1'000'000LL};
+    rc = io_uring_submit_and_wait_timeout(&ring_, &ignored, 1, &ts, nullptr);
+  } else {
+    rc = io_uring_submit_and_wait(&ring_, 1);
+  }
+  if (rc == -ETIME) return rc;
+  return rc < 0 && rc != -EINTR ? rc : 0;
+}
+
 int Ring::register_buffers(std::span<const iovec> bufs) {
   if (error_ != 0) return error_;
   return io_uring_register_buffers(&ring_, bufs.data(), static_cast<unsigned>(bufs.size()));

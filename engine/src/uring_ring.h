@@ -133,9 +133,8 @@ class Ring {
     bool have_result = false, more = false, have_notif = false;
     int res = 0;
     const int w = reap([&](const io_uring_cqe& cqe) {
-      if ((cqe.flags & IORING_CQE_F_NOTIF) != 0) {
+      if (is_notification(cqe, copied)) {
         have_notif = true;
-        copied = (static_cast<unsigned>(cqe.res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
       } else {
         have_result = true;
         res = cqe.res;
@@ -170,9 +169,34 @@ class Ring {
   // result (0 when nothing is posted). The ring is then free for the next post().
   int finish_posted();
 
-  // The ring itself, for a caller that keeps several operations in flight (a striped transfer);
-  // it must reap every CQE of what it submitted before it returns. Null if set-up failed.
-  io_uring* raw() { return error_ == 0 ? &ring_ : nullptr; }
+  // Several operations in flight at once (a striped transfer: one per stripe), on a ring that
+  // runs nothing else meanwhile. prepare(tag) gives the SQE of one (null if set-up failed or
+  // the queue is full); wait_one() submits what is prepared and waits for one completion,
+  // bounded by timeout_ms > 0 (-ETIME when none came; 0 or -errno); each_result(f) takes every
+  // completion there is and calls f(tag, res) for each operation's result. A zero-copy
+  // send's notification (its result carried IORING_CQE_F_MORE) is taken here: zc_due() counts
+  // those still to come, and the caller returns, and its memory may go, only once it is 0;
+  // `copied` counts the notifications that said the kernel copied the bytes anyway.
+  io_uring_sqe* prepare(std::uint64_t tag);
+  int wait_one(int timeout_ms);
+  template <class Result>
+  void each_result(Result f, std::uint64_t& copied) {
+    io_uring_cqe* cqe = nullptr;
+    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+      const io_uring_cqe seen = *cqe;
+      io_uring_cqe_seen(&ring_, cqe);
+      count_completions();
+      bool zc_copied = false;
+      if (is_notification(seen, zc_copied)) {
+        --zc_due_;  // the kernel no longer reads that send's memory
+        if (zc_copied) ++copied;
+        continue;
+      }
+      if ((seen.flags & IORING_CQE_F_MORE) != 0) ++zc_due_;  // its notification is to come
+      f(io_uring_cqe_get_data64(&seen) - kFirstTag, seen.res);
+    }
+  }
+  std::size_t zc_due() const { return zc_due_; }
 
   // Registers fixed buffers with this ring. Returns 0 or -errno.
   int register_buffers(std::span<const iovec> bufs);
@@ -203,6 +227,13 @@ class Ring {
     io_uring_cqe_seen(&ring_, cqe);
     count_completions();
     return 0;
+  }
+  // A zero-copy send's notification (true), after which the kernel no longer reads the sent
+  // memory; `copied` then tells whether the kernel copied the bytes anyway.
+  static bool is_notification(const io_uring_cqe& cqe, bool& copied) {
+    if ((cqe.flags & IORING_CQE_F_NOTIF) == 0) return false;
+    copied = (static_cast<unsigned>(cqe.res) & IORING_NOTIF_USAGE_ZC_COPIED) != 0;
+    return true;
   }
   // Takes a completion that is not a caller's own (true): the posted operation's (kept for
   // finish_posted()), the watchdog's (it is no longer armed) or a cancel request's. False:
@@ -259,6 +290,8 @@ class Ring {
   }
 
   static constexpr __u64 kOperation = 1, kTimer = 2, kPosted = 3, kWatchdog = 4, kCancel = 5;
+  static constexpr __u64 kFirstTag = 16;  // prepare()'s tags start here, clear of the above
+  std::size_t zc_due_ = 0;  // prepare()'s zero-copy sends whose notification is still to come
   io_uring ring_{};
   int error_ = 0;
   Posted posted_ = Posted::kNone;

@@ -21,7 +21,8 @@ namespace {
 struct Sets {
   Counters out_counters, in_counters;
   StripeSet out, in;
-  Sets(bool parallel, std::size_t n) : out(parallel, out_counters), in(parallel, in_counters) {
+  Sets(bool parallel, std::size_t n, std::size_t zc_bytes = 0)
+      : out(parallel, out_counters, zc_bytes), in(parallel, in_counters) {
     for (std::size_t i = 0; i < n; ++i) {
       Pair p = connected(parallel ? Backend::kUring : Backend::kPlain);
       out.add(std::move(p.a));
@@ -127,6 +128,37 @@ TEST(StripeSetSilence, AReceiveNoStripeFeedsFailsAfterTheSilenceBound) {
   std::string why;
   // The peer announces nothing and sends nothing: the receive must end, not hang.
   EXPECT_EQ(s.in.recv_striped(wire::Striped{1, 0, 1, 0, 8192, 4096}, dst.data(), 8192, 8192, why), -ETIMEDOUT);
+}
+
+// A parallel send whose legs go zero-copy returns only once the kernel no longer reads any of
+// them: every send's notification was taken by then (on loopback each says the kernel copied
+// the bytes, so the two counts are equal when the send returns), and the ring is left with
+// nothing in flight for the next transfer.
+TEST(StripeSetZeroCopy, ASendReturnsOnlyAfterEveryLegsNotification) {
+  if (!uring_available()) GTEST_FAIL() << "no io_uring here";
+  constexpr std::size_t kLeg = 1 << 20, kLegs = 3;
+  Sets s(true, kLegs, 64 * 1024);
+  std::vector<std::byte> src(kLegs * kLeg), dst(kLegs * kLeg);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 13 + 5);
+  std::vector<iovec> out(kLegs), in(kLegs);
+  std::vector<std::span<const iovec>> out_legs, in_legs;
+  for (std::size_t i = 0; i < kLegs; ++i) {
+    out[i] = iovec{src.data() + i * kLeg, kLeg};
+    in[i] = iovec{dst.data() + i * kLeg, kLeg};
+    out_legs.emplace_back(&out[i], 1);
+    in_legs.emplace_back(&in[i], 1);
+  }
+  for (int round = 0; round < 2; ++round) {
+    int got = -1;
+    std::thread reader([&] { got = s.in.recv(in_legs); });
+    ASSERT_EQ(s.out.send(out_legs), 0);
+    const std::uint64_t sends = s.out_counters.zc_sends.load(), copied = s.out_counters.zc_copied.load();
+    reader.join();
+    ASSERT_EQ(got, 0);
+    EXPECT_GE(sends, kLegs * (round + 1)) << "round " << round;
+    EXPECT_EQ(copied, sends) << "a notification came after the send returned; round " << round;
+    EXPECT_EQ(std::memcmp(src.data(), dst.data(), src.size()), 0) << "round " << round;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, StripeSetTest, ::testing::Values(true, false),

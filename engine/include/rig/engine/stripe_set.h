@@ -86,11 +86,14 @@ class StripeSet {
  private:
   int transfer(std::span<const std::span<const iovec>> legs, bool sending);
   // A parallel transfer's steps (stripe_set.cc): every idle leg's next window prepared on the
-  // ring; one submit-and-wait (false once the silence bound passed); every completion taken.
+  // ring; one submit-and-wait (false once the silence bound passed); every completion taken,
+  // each leg's result by take().
   struct Flight;
+  struct Leg;
   void submit_windows(Flight& f);
   bool wait_for_completion(Flight& f);
   void reap(Flight& f);
+  void take(Flight& f, Leg& leg, int res);
   // The headers and iovecs of one striped message; one for the sending side (ordered by the
   // job connection's turn) and one for the reading side (one thread), so they never mix.
   struct Scratch {
