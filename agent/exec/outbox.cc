@@ -4,6 +4,7 @@
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
+#include "rig/wire/chunks.h"
 
 namespace rig::agent {
 
@@ -108,21 +109,17 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     why = "connection lost sending bytes";
     return false;
   }
-  const std::uint64_t end = b.at + b.n;
-  for (std::uint64_t at = b.at; at < end; at += wire::kChunkBytes) {
-    const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, end - at));
-    const auto hdr = wire::encode(wire::Bytes{device, part, value, at, n, 0});
+  const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
     iov_.clear();
     iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
     engine::append_rows(iov_, b.base, b.shape.row_bytes, b.pitch, at, n);
     // A small payload joins the batch without ending the run of done reports (see
     // pending_done_): the report that follows it is of an earlier value, or of this one.
-    if (!(n <= kInlineBytes ? append(iov_) : send_frame(iov_))) {
-      why = "connection lost sending bytes";
-      return false;
-    }
-  }
-  return true;
+    return n <= kInlineBytes ? append(iov_) : send_frame(iov_);
+  };
+  const bool sent = wire::each_chunk(device, part, value, b.at, b.at + b.n, each);
+  if (!sent) why = "connection lost sending bytes";
+  return sent;
 }
 
 }  // namespace rig::agent

@@ -14,6 +14,7 @@
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/remote/proxy.h"
+#include "rig/wire/chunks.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/limits.h"
 #include "submission.h"
@@ -143,7 +144,7 @@ SubmitPlan plan_submission(const LinkCore& link, const rig_submission& s) {
     // or known to exist, before anything is recorded or sent), or striped over the link's data
     // connections (their rows go out in place).
     plan.from_client = true;
-    plan.chunks += (total + wire::kChunkBytes - 1) / wire::kChunkBytes;
+    plan.chunks += wire::chunk_count(total);
     if (link.stripes_copy(total)) {
       plan.striped = true;
     } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
@@ -302,13 +303,13 @@ int Proxy::send_posted(const rig_submission& s, std::uint64_t value) {
     if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
     const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
     const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
-    for (std::uint64_t at = 0; at < total; at += wire::kChunkBytes) {
-      const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, total - at));
-      sc.bytes_headers.push_back(wire::encode(wire::Bytes{account_.id, part, value, at, n, 0}));
+    const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
+      sc.bytes_headers.push_back(hdr);
       sc.iov.push_back(engine::to_iov(&sc.bytes_headers.back(), sizeof(SubmitScratch::BytesHeader)));
       sc.iov.push_back(engine::to_iov(src + at, n));
-    }
-    return true;
+      return true;
+    };
+    return wire::each_chunk(account_.id, part, value, 0, total, each);
   });
   return link_.connection().send_combined(sc.iov);
 }
@@ -333,9 +334,7 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
                               in_place ? c.row_bytes : c.src_pitch, 0, total);
       return true;
     }
-    for (std::uint64_t at = 0; rc == 0 && at < total; at += wire::kChunkBytes) {
-      const auto n = static_cast<std::uint32_t>(std::min(wire::kChunkBytes, total - at));
-      const auto hdr = wire::encode(wire::Bytes{account_.id, part, value, at, n, 0});
+    const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
       const std::byte* src = static_cast<const std::byte*>(c.src.host);
       const void* payload = src + at;
       if (!in_place) {
@@ -348,7 +347,9 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
       // The chunk goes from its registered buffer if it has one; either send borrows its
       // memory until it returns (after the notification if it went zero-copy).
       rc = in_place ? conn.send_holding_turn(iov) : conn.send_staged({iov, 1}, chunk, n);
-    }
+      return rc == 0;
+    };
+    wire::each_chunk(account_.id, part, value, 0, total, each);
     return true;
   });
   return rc;
