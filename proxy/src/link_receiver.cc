@@ -37,32 +37,40 @@ void LinkCore::receiver_threw(const char* what) noexcept {
   if (!receiver_ended()) end_receiver();
 }
 
+namespace {
+
+engine::Outcome violation(std::string why) { return engine::Outcome::failed(-EPROTO, std::move(why)); }
+
+// The one place the receiving thread's failures get their context: a violation is the agent's.
+std::string described(const engine::Outcome& end) {
+  return end.err() == -EPROTO ? "protocol violation by the agent: " + end.why() : end.why();
+}
+
+}  // namespace
+
 void LinkCore::receive_loop() {
-  std::string why;
-  for (;;) {
-    wire::FrameHeader h{};
-    int rc = reader_->next(h, why);
-    if (rc == 1) {
-      why = "the agent closed the connection";
-      break;
-    }
-    if (rc == -EPROTO) {
-      why = "protocol violation by the agent: " + why;
-      break;
-    }
-    if (rc == 0) rc = receive_frame(h, why);
-    if (rc == kEnded) break;
-    if (rc < 0) {  // between frames or inside one: the same reasons
-      why = read_failure(rc);
-      break;
-    }
-  }
+  engine::Outcome end;
+  while (end.ok()) end = receive_next();
   publish_pending_done();  // the reports that came before the end were checked: they stand
-  job_.fail("link to agent " + endpoint_ + ": " + why);  // no-op once the close has begun
+  job_.fail("link to agent " + endpoint_ + ": " + described(end));  // no-op once the close has begun
   end_receiver();
 }
 
-int LinkCore::receive_frame(const wire::FrameHeader& h, std::string& why) {
+engine::Outcome LinkCore::receive_next() {
+  wire::FrameHeader h{};
+  std::string why;
+  const int rc = reader_->next(h, why);
+  if (rc == 0) return receive_frame(h);
+  if (rc == 1) return engine::Outcome::failed(-ECONNRESET, "the agent closed the connection");
+  if (rc == -EPROTO) return violation(std::move(why));
+  return read_failed(rc);  // between frames or inside one: the same reasons
+}
+
+engine::Outcome LinkCore::read_failed(int rc, const char* inside) const {
+  return engine::Outcome::failed(rc, read_failure(rc, inside));
+}
+
+engine::Outcome LinkCore::receive_frame(const wire::FrameHeader& h) {
   const auto type = static_cast<wire::MsgType>(h.type);
   // A frame that may change what another thread sees, or that is received outside this
   // reader (striped bytes), ends the run of done reports first, so the stream's order holds.
@@ -72,49 +80,41 @@ int LinkCore::receive_frame(const wire::FrameHeader& h, std::string& why) {
   if (type != wire::MsgType::kDone && type != wire::MsgType::kBytes) publish_pending_done();
   if (type == wire::MsgType::kBytes) {
     std::span<const std::byte> fixed;
-    if (const int rc = reader_->body(sizeof(wire::Bytes), fixed); rc != 0) return rc;
+    if (const int rc = reader_->body(sizeof(wire::Bytes), fixed); rc != 0) return read_failed(rc);
     wire::Bytes b{};
-    if (!wire::decode_bytes(fixed, h.length, b, why)) {
-      why = "protocol violation by the agent: " + why;
-      return kEnded;
-    }
-    return on_bytes(b, why) ? 0 : kEnded;
+    std::string why;
+    if (!wire::decode_bytes(fixed, h.length, b, why)) return violation(std::move(why));
+    return on_bytes(b);
   }
   std::span<const std::byte> body;
-  if (const int rc = reader_->body(h.length, body); rc != 0) return rc;
-  if (on_control(type, body, why)) return 0;
-  // A failure and a striped frame's reasons carry their own prefix (the agent's words; a
-  // violation or a lost stripe).
-  if (type != wire::MsgType::kFailure && type != wire::MsgType::kStriped) why = "protocol violation by the agent: " + why;
-  return kEnded;
+  if (const int rc = reader_->body(h.length, body); rc != 0) return read_failed(rc);
+  return on_control(type, body);
 }
 
-bool LinkCore::on_control(wire::MsgType type, std::span<const std::byte> body, std::string& why) {
+engine::Outcome LinkCore::on_control(wire::MsgType type, std::span<const std::byte> body) {
+  std::string why;  // a message that does not decode is a violation, whatever its type
   switch (type) {
-    case wire::MsgType::kAnswer: return on_answer(body, why);
-    case wire::MsgType::kStatus: return on_status(body, why);
+    case wire::MsgType::kAnswer: return on_answer(body);
+    case wire::MsgType::kStatus: return on_status(body);
     case wire::MsgType::kDone: {
       wire::Done d{};
-      return wire::decode(body, d, why) && on_done(d, why);
+      return wire::decode(body, d, why) ? on_done(d) : violation(std::move(why));
     }
     case wire::MsgType::kFailure: {
       wire::FailureView f;
-      if (wire::decode(body, f, why)) why = "the agent failed the job: " + std::string(f.text);
-      return false;
+      if (!wire::decode(body, f, why)) return violation(std::move(why));
+      return engine::Outcome::failed(engine::kPeerEnded, "the agent failed the job: " + std::string(f.text));
     }
     case wire::MsgType::kPing: {  // the agent's echo, or its own ping while busy: the silence ends
       wire::Ping p{};
-      return wire::decode(body, p, why);
+      return wire::decode(body, p, why) ? engine::Outcome{} : violation(std::move(why));
     }
     case wire::MsgType::kStriped: {
       wire::Striped st{};
-      if (wire::decode(body, st, why)) return on_striped(st, why);
-      why = "protocol violation by the agent: " + why;
-      return false;
+      return wire::decode(body, st, why) ? on_striped(st) : violation(std::move(why));
     }
     default:
-      why = std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message";
-      return false;
+      return violation(std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message");
   }
 }
 
@@ -137,30 +137,26 @@ void LinkCore::end_receiver() {
   notify_all();
 }
 
-bool LinkCore::on_answer(std::span<const std::byte> body, std::string& why) {
+engine::Outcome LinkCore::on_answer(std::span<const std::byte> body) {
   wire::AnswerView a;
-  if (!wire::decode(body, a, why)) return false;
-  return complete_request(a.fixed.id,
-                          AgentAnswer{static_cast<wire::AnswerStatus>(a.fixed.status), a.fixed.value, std::string(a.text)},
-                          "answer", why);
+  if (std::string why; !wire::decode(body, a, why)) return violation(std::move(why));
+  return complete_request(
+      a.fixed.id, AgentAnswer{static_cast<wire::AnswerStatus>(a.fixed.status), a.fixed.value, std::string(a.text)},
+      "answer");
 }
 
-bool LinkCore::on_status(std::span<const std::byte> body, std::string& why) {
+engine::Outcome LinkCore::on_status(std::span<const std::byte> body) {
   wire::StatusView s;
-  if (!wire::decode(body, s, why)) return false;
+  if (std::string why; !wire::decode(body, s, why)) return violation(std::move(why));
   if (!agent_status_supported()) {  // never asked: kFeatureStatus was not accepted
-    why = "status message although kFeatureStatus was not accepted";
-    return false;
+    return violation("status message although kFeatureStatus was not accepted");
   }
-  return complete_request(s.fixed.id, AgentAnswer{wire::AnswerStatus::kOk, 0, std::string(s.text)}, "status", why);
+  return complete_request(s.fixed.id, AgentAnswer{wire::AnswerStatus::kOk, 0, std::string(s.text)}, "status");
 }
 
-bool LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what, std::string& why) {
+engine::Outcome LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what) {
   auto& slot = requests_[id % kRequestSlots];
-  const auto no_request = [&] {
-    why = std::string(what) + " " + std::to_string(id) + " to no pending request";
-    return false;
-  };
+  const auto no_request = [&] { return violation(std::string(what) + " " + std::to_string(id) + " to no pending request"); };
   // acquire: pairs with register_request()'s CAS, so req->id is visible.
   PendingRequest* req = slot.load(std::memory_order_acquire);
   if (req == nullptr || req == busy_request()) return no_request();
@@ -168,7 +164,7 @@ bool LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char
   // the frame it lives in) until the claim, so req->id is read only once the claim holds it.
   // acq_rel: claims the request against the caller's withdrawal.
   if (!slot.compare_exchange_strong(req, busy_request(), std::memory_order_acq_rel)) {
-    return true;  // the caller withdrew (the job is over): drop the answer
+    return {};  // the caller withdrew (the job is over): drop the answer
   }
   if (req->id != id) {  // another request shares the slot: give it back
     // release: pairs with the caller's withdrawal CAS and the next claim's acquire.
@@ -182,12 +178,11 @@ bool LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char
   // release: the slot is free for the next request.
   slot.store(nullptr, std::memory_order_release);
   notify();
-  return true;
+  return {};
 }
 
-ClientCopy* LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
-                              std::uint64_t offset, std::uint64_t length, const char* what,
-                              std::string& why) {
+engine::Outcome LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
+                                     std::uint64_t offset, std::uint64_t length, const char* what, ClientCopy*& out) {
   // Only a violation names them: the success path allocates nothing.
   const auto named = [&] {
     return std::string(what) + " (device " + std::to_string(device) + ", value " + std::to_string(value) +
@@ -195,23 +190,18 @@ ClientCopy* LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std:
   };
   ProxySlot* s = slot(device);
   if (s == nullptr) {
-    why = "protocol violation by the agent: " + std::string(what) + " for device " +
-          std::to_string(device) + " that the link never registered";
-    return nullptr;
+    return violation(std::string(what) + " for device " + std::to_string(device) + " that the link never registered");
   }
-  if (s->copies.empty()) {
-    why = "protocol violation by the agent: " + named() + ") match no pending copy";
-    return nullptr;
-  }
+  if (s->copies.empty()) return violation(named() + ") match no pending copy");
   ClientCopy& c = s->copies.front();
   if (c.value != value || c.part != part || offset != c.landed || length > c.total - c.landed) {
-    why = "protocol violation by the agent: " + named() + ", offset " + std::to_string(offset) +
-          ", length " + std::to_string(length) + ") do not match the pending copy (value " +
-          std::to_string(c.value) + ", part " + std::to_string(c.part) + ", " +
-          std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes landed)";
-    return nullptr;
+    return violation(named() + ", offset " + std::to_string(offset) + ", length " + std::to_string(length) +
+                     ") do not match the pending copy (value " + std::to_string(c.value) + ", part " +
+                     std::to_string(c.part) + ", " + std::to_string(c.landed) + " of " + std::to_string(c.total) +
+                     " bytes landed)");
   }
-  return &c;
+  out = &c;
+  return {};
 }
 
 void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
@@ -231,65 +221,53 @@ void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
   }
 }
 
-bool LinkCore::on_bytes(const wire::Bytes& b, std::string& why) {
-  ClientCopy* c = expect_copy(b.device, b.part, b.value, b.offset, b.length, "bytes", why);
-  if (c == nullptr) return false;
+engine::Outcome LinkCore::on_bytes(const wire::Bytes& b) {
+  ClientCopy* c = nullptr;
+  if (auto o = expect_copy(b.device, b.part, b.value, b.offset, b.length, "bytes", c); !o.ok()) return o;
   // Straight into the rows that [offset, offset + length) of the packed bytes cover.
   row_iov_.clear();
   engine::append_rows(row_iov_, c->base, c->row_bytes, c->pitch, b.offset, b.length);
-  if (const int rc = reader_->payload(row_iov_); rc != 0) {
-    why = read_failure(rc, "inside a bytes payload");
-    return false;
-  }
+  if (const int rc = reader_->payload(row_iov_); rc != 0) return read_failed(rc, "inside a bytes payload");
   landed(*slot(b.device), *c, b.length);
-  return true;
+  return {};
 }
 
-bool LinkCore::on_striped(const wire::Striped& st, std::string& why) {
-  if (!stripes_) {
-    why = "protocol violation by the agent: striped bytes on a link without stripes";
-    return false;
-  }
-  ClientCopy* c = expect_copy(st.device, st.part, st.value, st.offset, st.length, "striped bytes", why);
-  if (c == nullptr) return false;
+engine::Outcome LinkCore::on_striped(const wire::Striped& st) {
+  if (!stripes_) return violation("striped bytes on a link without stripes");
+  ClientCopy* c = nullptr;
+  if (auto o = expect_copy(st.device, st.part, st.value, st.offset, st.length, "striped bytes", c); !o.ok()) return o;
+  std::string why;
   if (const int rc = stripes_->recv_striped(st, c->base, c->row_bytes, c->pitch, why); rc != 0) {
-    if (rc == -EPROTO) {
-      why = "protocol violation by the agent: " + why;
-    } else if (rc == -ETIMEDOUT) {
+    if (rc == -ETIMEDOUT) {
       why = "the agent sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
-    } else if (rc != -ENOMEM) {  // -ENOMEM: recv_striped said so
+    } else if (rc != -EPROTO && rc != -ENOMEM) {  // those two: recv_striped said why
       why = std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc);
     }
-    return false;
+    return engine::Outcome::failed(rc, std::move(why));
   }
   landed(*slot(st.device), *c, st.length);
-  return true;
+  return {};
 }
 
-bool LinkCore::on_done(const wire::Done& d, std::string& why) {
+engine::Outcome LinkCore::on_done(const wire::Done& d) {
   ProxySlot* s = slot(d.device);
-  if (s == nullptr) {
-    why = "done for device " + std::to_string(d.device) + " that the link never registered";
-    return false;
-  }
+  if (s == nullptr) return violation("done for device " + std::to_string(d.device) + " that the link never registered");
   // acquire: pairs with submit's release of last_submitted.
   const std::uint64_t last = s->last_submitted.load(std::memory_order_acquire);
   if (d.value > last) {
-    why = "done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
-          " above the last value submitted (" + std::to_string(last) + ")";
-    return false;
+    return violation("done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
+                     " above the last value submitted (" + std::to_string(last) + ")");
   }
   if (!s->copies.empty() && s->copies.front().value <= d.value) {
     const ClientCopy& c = s->copies.front();
-    why = "done " + std::to_string(d.value) + " of device " + std::to_string(d.device) +
-          " while copy part " + std::to_string(c.part) + " of value " + std::to_string(c.value) +
-          " has " + std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes";
-    return false;
+    return violation("done " + std::to_string(d.value) + " of device " + std::to_string(d.device) + " while copy part " +
+                     std::to_string(c.part) + " of value " + std::to_string(c.value) + " has " +
+                     std::to_string(c.landed) + " of " + std::to_string(c.total) + " bytes");
   }
   if (pending_done_.slot != s) publish_pending_done();
   pending_done_.slot = s;
   pending_done_.value = std::max(pending_done_.value, d.value);
-  return true;
+  return {};
 }
 
 void LinkCore::publish_pending_done() {

@@ -95,6 +95,22 @@ TEST(HostileAgent, StripedBytesOnALinkWithoutStripesFailTheJob) {
   job->close();
 }
 
+// A failure message that does not decode is the agent's violation, not its reason: the job's
+// root cause says so and quotes no text of the agent's.
+TEST(HostileAgent, AFailureThatDoesNotDecodeIsAViolationNotTheAgentsReason) {
+  FakeAgent agent(1, [](int fd) {
+    send_msg(fd, wire::MsgType::kFailure, wire::Failure{wire::kNoDevice, 5});  // 5 text bytes, none sent
+    drain(fd);
+  });
+  auto job = Job::create();
+  job->connect(agent.endpoint());
+  const std::string why = root_cause(*job);
+  EXPECT_NE(why.find("protocol violation by the agent: failure: length does not match its text"), std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("the agent failed the job"), std::string::npos) << why;
+  job->close();
+}
+
 TEST(HostileAgent, BytesForADeviceNeverRegisteredFailTheJob) {
   FakeAgent agent(2, [](int fd) {
     std::byte payload[16]{};

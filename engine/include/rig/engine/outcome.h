@@ -1,0 +1,40 @@
+// The internal error model: a call's outcome is ok, or an errno and a reason.
+//
+// The errno (negative, as the kernel's and io_uring's) classifies the failure: -EPROTO a peer
+// that broke the protocol, kPeerEnded a peer that ended the job itself and said why, -ENOMEM no
+// memory, any other a connection lost or a bound passed. The reason is the failure's own words;
+// the context ("link to agent A: ", "protocol violation by the agent: ") is added once, by the
+// caller that classifies the outcome. Exceptions only at the C++ API's edge, codes at the C edge.
+// (Issue 39, item 2: the proxy's receiving thread is the first layer converted to it.)
+#pragma once
+
+#include <cassert>
+#include <cerrno>
+#include <string>
+#include <utility>
+
+namespace rig::engine {
+
+// The errno of an outcome whose peer ended the job with its own reason (a kFailure message).
+inline constexpr int kPeerEnded = -ECONNABORTED;
+
+class [[nodiscard]] Outcome {
+ public:
+  Outcome() = default;  // ok (allocates nothing)
+  static Outcome failed(int err, std::string why) {
+    assert(err < 0 && "an outcome's errno is negative");
+    Outcome o;
+    o.err_ = err;
+    o.why_ = std::move(why);
+    return o;
+  }
+  bool ok() const { return err_ == 0; }
+  int err() const { return err_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  int err_ = 0;
+  std::string why_;
+};
+
+}  // namespace rig::engine
