@@ -151,9 +151,10 @@ TEST(StripeSetZeroCopy, ASendReturnsOnlyAfterEveryLegsNotification) {
   for (int round = 0; round < 2; ++round) {
     int got = -1;
     std::thread reader([&] { got = s.in.recv(in_legs); });
-    ASSERT_EQ(s.out.send(out_legs), 0);
+    const int sent = s.out.send(out_legs);
     const std::uint64_t sends = s.out_counters.zc_sends.load(), copied = s.out_counters.zc_copied.load();
-    reader.join();
+    reader.join();  // before any assertion can leave the test
+    ASSERT_EQ(sent, 0);
     ASSERT_EQ(got, 0);
     EXPECT_GE(sends, kLegs * (round + 1)) << "round " << round;
     EXPECT_EQ(copied, sends) << "a notification came after the send returned; round " << round;
