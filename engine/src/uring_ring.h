@@ -183,9 +183,7 @@ class Ring {
   void each_result(Result f, std::uint64_t& copied) {
     io_uring_cqe* cqe = nullptr;
     while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
-      const io_uring_cqe seen = *cqe;
-      io_uring_cqe_seen(&ring_, cqe);
-      count_completions();
+      const io_uring_cqe seen = take(cqe);
       bool zc_copied = false;
       if (is_notification(seen, zc_copied)) {
         --zc_due_;  // the kernel no longer reads that send's memory
@@ -223,10 +221,15 @@ class Ring {
   int next(io_uring_cqe& seen) {
     io_uring_cqe* cqe = nullptr;
     if (const int w = wait(cqe); w < 0) return w;
-    seen = *cqe;
+    seen = take(cqe);
+    return 0;
+  }
+  // Copies a completion out of the queue and frees its slot (counted).
+  io_uring_cqe take(io_uring_cqe* cqe) {
+    const io_uring_cqe seen = *cqe;
     io_uring_cqe_seen(&ring_, cqe);
     count_completions();
-    return 0;
+    return seen;
   }
   // A zero-copy send's notification (true), after which the kernel no longer reads the sent
   // memory; `copied` then tells whether the kernel copied the bytes anyway.
