@@ -79,9 +79,9 @@ bool Incoming::receive_part(PendingHandover& ho, std::uint32_t index, const Rows
   Expected next{ho.device, ho.value, index, 0, wire::packed_bytes(ho.parts[index].part.copy)};
   while (next.got < next.total) {
     wire::FrameHeader fh{};
-    int rc = reader_.next(fh, why, /*within_message=*/true);
-    if (rc != 0) {
-      if (rc != -EPROTO) why = lost(rc);
+    const wire::Outcome got = reader_.next(fh, /*within_message=*/true);
+    if (!got.ok()) {
+      why = got.err() == -EPROTO ? got.why() : lost(got.err());
       return false;
     }
     if (fh.type == static_cast<std::uint16_t>(wire::MsgType::kStriped)) {
@@ -97,11 +97,11 @@ bool Incoming::receive_part(PendingHandover& ho, std::uint32_t index, const Rows
     }
     std::span<const std::byte> fixed;
     wire::Bytes b{};
-    rc = reader_.body(sizeof(wire::Bytes), fixed);
-    if (rc != 0 || !wire::decode_bytes(fixed, fh.length, b, why)) {
-      if (rc != 0) why = lost(rc);
+    if (const int rc = reader_.body(sizeof(wire::Bytes), fixed); rc != 0) {
+      why = lost(rc);
       return false;
     }
+    if (!wire::passed(wire::decode_bytes(fixed, fh.length, b), why)) return false;
     if (!next.continued_by("bytes", b.device, b.value, b.part, b.offset, b.length, why)) return false;
     recv_iov_.clear();
     engine::append_rows(recv_iov_, into.base, into.row_bytes, into.pitch, next.got, b.length);
@@ -123,7 +123,7 @@ bool Incoming::receive_striped(const wire::FrameHeader& fh, const Expected& next
     return false;
   }
   wire::Striped st{};
-  if (!wire::decode(body, st, why)) return false;
+  if (!wire::passed(wire::decode(body, st), why)) return false;
   if (!stripes_.granted()) {
     why = "striped bytes in a job that was granted no stripes";
     return false;
@@ -133,9 +133,10 @@ bool Incoming::receive_striped(const wire::FrameHeader& fh, const Expected& next
     return false;
   }
   if (!next.continued_by("striped bytes", st.device, st.value, st.part, st.offset, st.length, why)) return false;
-  if (const int rc = stripes_.set().recv_striped(st, into.base, into.row_bytes, into.pitch, why); rc != 0) {
-    if (rc == -ETIMEDOUT) why = "the client sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
-    else if (rc != -EPROTO && rc != -ENOMEM) why = "a stripe was lost in a handover's bytes";
+  if (const wire::Outcome got = stripes_.set().recv_striped(st, into.base, into.row_bytes, into.pitch); !got.ok()) {
+    if (got.err() == -ETIMEDOUT) why = "the client sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
+    else if (got.err() == -EPROTO || got.err() == -ENOMEM) why = got.why();
+    else why = "a stripe was lost in a handover's bytes";
     return false;
   }
   length = st.length;

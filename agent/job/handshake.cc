@@ -101,17 +101,16 @@ int Handshake::read_frame() {
 Handshake::Step Handshake::on_frame() {
   const std::span<const std::byte> body(buf_ + sizeof(wire::FrameHeader), have_ - sizeof(wire::FrameHeader));
   have_ = 0;  // the next frame starts over
-  std::string why;
   switch (awaits_) {
     case Awaits::kFirst: {
       if (joining_) {
-        if (!wire::decode(body, join_, why)) return fail(why, why);
+        if (const wire::Outcome o = wire::decode(body, join_); !o.ok()) return fail(o.why(), o.why());
         if (!challenge(join_nonce_)) return fail(why_, kAuthFailed);
         awaits_ = Awaits::kJoinProof;
         return Step::kMore;
       }
       wire::Hello hello{};
-      if (!wire::decode(body, hello, why)) return fail(why, why);
+      if (const wire::Outcome o = wire::decode(body, hello); !o.ok()) return fail(o.why(), o.why());
       transcript_.offered = hello.features;
       transcript_.client = wire::to_array(hello.nonce);
       if (!challenge(transcript_.agent)) return fail(why_, kAuthFailed);
@@ -121,7 +120,7 @@ Handshake::Step Handshake::on_frame() {
     case Awaits::kProof:
     case Awaits::kJoinProof: {
       wire::Proof p{};
-      if (!wire::decode(body, p, why)) return fail(why, kAuthFailed);
+      if (const wire::Outcome o = wire::decode(body, p); !o.ok()) return fail(o.why(), kAuthFailed);
       return awaits_ == Awaits::kProof ? on_proof(wire::to_array(p.mac)) : on_join_proof(wire::to_array(p.mac));
     }
   }

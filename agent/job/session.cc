@@ -163,16 +163,16 @@ bool Session::serve(std::string& why) {
   Heartbeat::Watch watch(heartbeat_, job_->connection);
   for (;;) {
     wire::FrameHeader h{};
-    const int rc = job_->reader.next(h, why);
-    if (rc == 1) {
+    const wire::Outcome got = job_->reader.next(h);
+    if (got.err() == wire::kStreamEnded) {
       why = "the client closed the connection";
       return true;
     }
-    if (rc < 0) {
-      if (rc == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) why = engine::kTcpGaveUp;
-      else if (rc == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
-      else if (rc != -EPROTO) why = std::string("connection lost: ") + std::strerror(-rc);
-      else why = "protocol violation: " + why;
+    if (!got.ok()) {
+      if (got.err() == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) why = engine::kTcpGaveUp;
+      else if (got.err() == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
+      else if (got.err() != -EPROTO) why = got.why();  // connection lost
+      else why = "protocol violation: " + got.why();
       return false;
     }
     const auto type = static_cast<wire::MsgType>(h.type);
@@ -207,7 +207,7 @@ bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bo
     case wire::MsgType::kHandover: return on_handover(body, why) && job_->executor.run_ready(why);
     case wire::MsgType::kPing: {  // keepalive: echo it
       wire::Ping p{};
-      if (!wire::decode(body, p, why)) return false;
+      if (!wire::passed(wire::decode(body, p), why)) return false;
       if (job_->outbox.echo(p)) return true;
       why = "connection lost sending a ping";
       return false;
@@ -218,7 +218,7 @@ bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bo
       return false;
     case wire::MsgType::kClose: {
       wire::Close c{};
-      if (!wire::decode(body, c, why)) return false;
+      if (!wire::passed(wire::decode(body, c), why)) return false;
       close_read_ = closed = true;
       why = "the client closed the job";
       return true;
@@ -231,7 +231,7 @@ bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bo
 
 bool Session::on_request(std::span<const std::byte> body, std::string& why) {
   wire::RequestView r;
-  if (!wire::decode(body, r, why)) return false;
+  if (!wire::passed(wire::decode(body, r), why)) return false;
   const wire::Request& q = r.fixed;
   const auto kind = static_cast<wire::RequestKind>(q.kind);
   Answer a;
@@ -252,12 +252,12 @@ bool Session::on_request(std::span<const std::byte> body, std::string& why) {
 
 bool Session::on_release(std::span<const std::byte> body, std::string& why) {
   wire::Release r{};
-  return wire::decode(body, r, why) && job_->objects.release(r, why);
+  return wire::passed(wire::decode(body, r), why) && job_->objects.release(r, why);
 }
 
 bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   wire::HandoverView h;
-  if (!wire::decode(body, h, why)) return false;
+  if (!wire::passed(wire::decode(body, h), why)) return false;
   const std::uint32_t dev = h.fixed.device;
   if (dev >= job_->devices.size()) {
     why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
@@ -283,13 +283,13 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
 
 bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
   wire::StatusQuery q{};
-  if (!wire::decode(body, q, why)) return false;
+  if (!wire::passed(wire::decode(body, q), why)) return false;
   const StagedCopies staged{job_->incoming.bytes_streamed(),
                             job_->incoming.bytes_streamed() + job_->executor.bytes_copied_in(),
                             job_->executor.bytes_streamed_out()};
   const std::string text = status_text(config_, gauges_, counters_, staged, wire::kMaxStatusText);
   wire::Framed<wire::Status> f{};
-  if (!wire::encode_status(q.id, text, f, why)) return false;
+  if (!wire::passed(wire::encode_status(q.id, text, f), why)) return false;
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
   if (!job_->outbox.send_frame(iov)) {
     why = "connection lost sending the status";

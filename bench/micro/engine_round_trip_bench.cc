@@ -50,8 +50,7 @@ std::vector<std::byte> make_frame(wire::MsgType type, std::uint32_t body) {
 // Reads one frame whole; returns false at the end of the stream or on an error.
 bool read_frame(FrameReader& reader, std::span<const std::byte>& body) {
   wire::FrameHeader h{};
-  std::string why;
-  if (reader.next(h, why) != 0) return false;
+  if (reader.next(h).err() != 0) return false;
   return reader.body(h.length, body) == 0;
 }
 

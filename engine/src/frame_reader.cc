@@ -63,20 +63,20 @@ int default_poll_us() {
   return env_settings().poll_us;
 }
 
-int FrameReader::next(wire::FrameHeader& header, std::string& why, bool within_message) {
+wire::Outcome FrameReader::next(wire::FrameHeader& header, bool within_message) {
   if (begin_ == end_) begin_ = end_ = 0;
   const int rc = fill(sizeof header, kExactWindow, !within_message);
-  if (rc != 0) return rc;
+  if (rc == 1) return wire::Outcome::failed(wire::kStreamEnded, "the peer closed the connection");
+  if (rc != 0) return wire::Outcome::failed(rc, std::string("connection lost: ") + std::strerror(-rc));
   std::memcpy(&header, buffer_.get() + begin_, sizeof header);
   begin_ += sizeof header;
   if (const char* bad = wire::check_header(header)) {
-    why = std::string(bad) + " (type " + std::to_string(header.type) + ", length " +
-          std::to_string(header.length) + ")";
-    return -EPROTO;
+    return wire::Outcome::failed(-EPROTO, std::string(bad) + " (type " + std::to_string(header.type) +
+                                              ", length " + std::to_string(header.length) + ")");
   }
   bump(counters_.messages_received, 1);
   if (!within_message) wait_.count_message();  // a handover and its bytes are one message
-  return 0;
+  return {};
 }
 
 int FrameReader::body(std::size_t n, std::span<const std::byte>& out) {

@@ -31,6 +31,19 @@ Ring& stripe_ring() {
   return ring;
 }
 
+// Why stripe i's frame is not the piece announced.
+std::string mismatch(std::uint32_t i, const wire::Framed<wire::Bytes>& got, const wire::Bytes& want) {
+  const bool bytes = got.header.type == static_cast<std::uint16_t>(wire::MsgType::kBytes);
+  const std::string carried =
+      bytes ? "bytes (device " + std::to_string(got.msg.device) + ", value " + std::to_string(got.msg.value) +
+                  ", part " + std::to_string(got.msg.part) + ", offset " + std::to_string(got.msg.offset) +
+                  ", length " + std::to_string(got.msg.length) + ", frame length " +
+                  std::to_string(got.header.length) + ")"
+            : "a frame of type " + std::to_string(got.header.type);
+  return "stripe " + std::to_string(i) + " carried " + carried + " where the piece at offset " +
+         std::to_string(want.offset) + " of " + std::to_string(want.length) + " bytes was announced";
+}
+
 }  // namespace
 
 // One stripe's transfer in flight: its cursor and the window its SQE points to.
@@ -119,38 +132,28 @@ int StripeSet::send_copy(Connection& conn, std::uint32_t device, std::uint32_t p
   return 0;
 }
 
-int StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
-                            std::uint64_t pitch, std::string& why) {
+wire::Outcome StripeSet::recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
+                                      std::uint64_t pitch) {
   Scratch& sc = recv_scratch_;
   const std::uint32_t n = wire::stripe_pieces(s);
   if (const int rc = plan(sc, received_headers_.data(), s, base, row_bytes, pitch); rc != 0) {
-    why = rc == -EPROTO ? "striped bytes in " + std::to_string(n) + " pieces over " +
-                              std::to_string(sockets_.size()) + " stripes"
-                        : "out of memory receiving striped bytes";
-    return rc;
+    return wire::Outcome::failed(rc, rc == -EPROTO ? "striped bytes in " + std::to_string(n) + " pieces over " +
+                                                         std::to_string(sockets_.size()) + " stripes"
+                                                   : "out of memory receiving striped bytes");
   }
-  if (const int rc = recv({sc.legs.data(), n}); rc != 0) return rc;
+  if (const int rc = recv({sc.legs.data(), n}); rc != 0) {
+    return wire::Outcome::failed(rc, std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc));
+  }
   // The bytes landed where this side's own record says (never out of bounds); a stripe that
   // carried something else than announced fails the job.
   for (std::uint32_t i = 0; i < n; ++i) {
     if (std::memcmp(&received_headers_[i], &sc.headers[i], sizeof sc.headers[i]) != 0) {
-      const wire::Framed<wire::Bytes>& got = received_headers_[i];
-      const wire::Bytes& want = sc.headers[i].msg;
-      const bool bytes = got.header.type == static_cast<std::uint16_t>(wire::MsgType::kBytes);
-      why = "stripe " + std::to_string(i) + " carried " +
-            (bytes ? "bytes (device " + std::to_string(got.msg.device) + ", value " +
-                         std::to_string(got.msg.value) + ", part " + std::to_string(got.msg.part) +
-                         ", offset " + std::to_string(got.msg.offset) + ", length " +
-                         std::to_string(got.msg.length) + ", frame length " + std::to_string(got.header.length) + ")"
-                   : std::string("a frame of type ") + std::to_string(got.header.type)) +
-            " where the piece at offset " + std::to_string(want.offset) + " of " +
-            std::to_string(want.length) + " bytes was announced";
-      return -EPROTO;
+      return wire::Outcome::failed(-EPROTO, mismatch(i, received_headers_[i], sc.headers[i].msg));
     }
   }
   bump(counters_.payload_bytes_direct, s.length);  // no byte of it was copied in user space
   bump(counters_.bytes_striped_in, s.length);
-  return 0;
+  return {};
 }
 
 // Every leg's transfer on the stripe ring, each leg's next window in flight at once (the

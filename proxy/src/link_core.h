@@ -19,7 +19,7 @@
 #include "rig/engine/backend.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/event_word.h"
-#include "rig/engine/outcome.h"
+#include "rig/wire/outcome.h"
 #include "rig/remote/link.h"
 #include "rig/wire/messages.h"
 
@@ -145,32 +145,32 @@ class LinkCore final : public Link {
   void receiver_threw(const char* what) noexcept;
   void receive_loop();
   // The next frame, or how the stream ended: each step below is ok to go on, or the failure
-  // that ends the job (engine::Outcome: -EPROTO a violation by the agent, which
+  // that ends the job (wire::Outcome: -EPROTO a violation by the agent, which
   // receive_loop names once; kPeerEnded the agent's failure; else the connection's end).
-  engine::Outcome receive_next();
-  engine::Outcome receive_frame(const wire::FrameHeader& h);
+  wire::Outcome receive_next();
+  wire::Outcome receive_frame(const wire::FrameHeader& h);
   // A frame other than kBytes, its body read.
-  engine::Outcome on_control(wire::MsgType type, std::span<const std::byte> body);
-  engine::Outcome on_answer(std::span<const std::byte> body);
-  engine::Outcome on_status(std::span<const std::byte> body);
+  wire::Outcome on_control(wire::MsgType type, std::span<const std::byte> body);
+  wire::Outcome on_answer(std::span<const std::byte> body);
+  wire::Outcome on_status(std::span<const std::byte> body);
   /// The receiving thread: hands `answer` to the request waiting under `id`; a violation
   /// naming `what` if none waits.
-  engine::Outcome complete_request(std::uint64_t id, AgentAnswer answer, const char* what);
+  wire::Outcome complete_request(std::uint64_t id, AgentAnswer answer, const char* what);
   /// ask()'s steps: registers `req` under a fresh id; then, once its message is sent, waits.
   void register_request(PendingRequest& req);
   AgentAnswer await_answer(PendingRequest& req);
   /// Frames and sends a request (its tail_length set from `tail`): 0 or -errno.
   int send_request(wire::Request request, std::span<const std::byte> tail);
-  engine::Outcome on_bytes(const wire::Bytes& bytes);
+  wire::Outcome on_bytes(const wire::Bytes& bytes);
   /// Checks a done report and adds it to the pending run (see pending_done_).
-  engine::Outcome on_done(const wire::Done& done);
+  wire::Outcome on_done(const wire::Done& done);
   /// Publishes the pending run of done reports, if any: one raise of its word (a release
   /// store) and one wake of its waiters; the run is empty after.
   void publish_pending_done();
-  engine::Outcome on_striped(const wire::Striped& s);
+  wire::Outcome on_striped(const wire::Striped& s);
   /// The pending copy into this process's memory that bytes (device, part, value, offset,
   /// length) must continue, in `out`; else the violation.
-  engine::Outcome expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value, std::uint64_t offset,
+  wire::Outcome expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value, std::uint64_t offset,
                               std::uint64_t length, const char* what, ClientCopy*& out);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
   /// A socket of the link (the job's connection or a stripe) on `fd`, counting into counters_.
@@ -181,7 +181,7 @@ class LinkCore final : public Link {
   // watch's silence, TCP's giving up (engine::tcp_gave_up), or the silence bound `inside` a
   // frame or payload; else the connection lost, with errno's text.
   std::string read_failure(int rc, const char* inside = "inside a frame") const;
-  engine::Outcome read_failed(int rc, const char* inside = "inside a frame") const;
+  wire::Outcome read_failed(int rc, const char* inside = "inside a frame") const;
   void end_receiver();
   int on_idle(std::int64_t silent_ms);
   /// Sends a small control frame (a ping, a close) through the socket backend if the send turn

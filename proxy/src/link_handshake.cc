@@ -35,12 +35,12 @@ std::vector<std::uint64_t> recv_frame(int fd, wire::MsgType want, wire::FrameHea
     std::vector<std::uint64_t> body((h.length + 7) / 8);
     recv_exact(fd, body.data(), h.length, what, endpoint);
     wire::FailureView f;
-    std::string why;
-    if (wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f, why)) {
+    const wire::Outcome decoded = wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, f);
+    if (decoded.ok()) {
       throw std::runtime_error("agent " + endpoint + " refused the " +
                                (what == "handshake" ? std::string("job") : what) + ": " + std::string(f.text));
     }
-    throw std::runtime_error(what + " with agent " + endpoint + ": " + why);
+    throw std::runtime_error(what + " with agent " + endpoint + ": " + decoded.why());
   }
   if (h.type != static_cast<std::uint16_t>(want)) {
     throw std::runtime_error(what + " with agent " + endpoint + ": expected " +
@@ -56,9 +56,8 @@ template <class M>
 void recv_message(int fd, wire::MsgType want, M& out, const std::string& what, const std::string& endpoint) {
   wire::FrameHeader h{};
   const std::vector<std::uint64_t> body = recv_frame(fd, want, h, what, endpoint);
-  std::string why;
-  if (!wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, out, why)) {
-    throw std::runtime_error(what + " with agent " + endpoint + ": " + why);
+  if (const wire::Outcome o = wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, out); !o.ok()) {
+    throw std::runtime_error(what + " with agent " + endpoint + ": " + o.why());
   }
 }
 
@@ -128,9 +127,9 @@ Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>&
   wire::FrameHeader h{};
   const std::vector<std::uint64_t> body = recv_frame(fd, wire::MsgType::kWelcome, h, what, endpoint);
   wire::WelcomeView welcome;
-  std::string why;
-  if (!wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, welcome, why)) {
-    throw std::runtime_error("handshake with agent " + endpoint + ": " + why);
+  if (const wire::Outcome o = wire::decode({reinterpret_cast<const std::byte*>(body.data()), h.length}, welcome);
+      !o.ok()) {
+    throw std::runtime_error("handshake with agent " + endpoint + ": " + o.why());
   }
   if (welcome.fixed.auth != c.auth ||
       (secret && !wire::same_mac(wire::agent_proof(key, t, welcome.fixed.features, welcome.accounts),

@@ -39,38 +39,37 @@ void LinkCore::receiver_threw(const char* what) noexcept {
 
 namespace {
 
-engine::Outcome violation(std::string why) { return engine::Outcome::failed(-EPROTO, std::move(why)); }
+wire::Outcome violation(std::string why) { return wire::Outcome::failed(-EPROTO, std::move(why)); }
 
 // The one place the receiving thread's failures get their context: a violation is the agent's.
-std::string described(const engine::Outcome& end) {
+std::string described(const wire::Outcome& end) {
   return end.err() == -EPROTO ? "protocol violation by the agent: " + end.why() : end.why();
 }
 
 }  // namespace
 
 void LinkCore::receive_loop() {
-  engine::Outcome end;
+  wire::Outcome end;
   while (end.ok()) end = receive_next();
   publish_pending_done();  // the reports that came before the end were checked: they stand
   job_.fail("link to agent " + endpoint_ + ": " + described(end));  // no-op once the close has begun
   end_receiver();
 }
 
-engine::Outcome LinkCore::receive_next() {
+wire::Outcome LinkCore::receive_next() {
   wire::FrameHeader h{};
-  std::string why;
-  const int rc = reader_->next(h, why);
-  if (rc == 0) return receive_frame(h);
-  if (rc == 1) return engine::Outcome::failed(-ECONNRESET, "the agent closed the connection");
-  if (rc == -EPROTO) return violation(std::move(why));
-  return read_failed(rc);  // between frames or inside one: the same reasons
+  const wire::Outcome got = reader_->next(h);
+  if (got.ok()) return receive_frame(h);
+  if (got.err() == wire::kStreamEnded) return wire::Outcome::failed(-ECONNRESET, "the agent closed the connection");
+  if (got.err() == -EPROTO) return got;  // a violation: receive_loop names the agent
+  return read_failed(got.err());  // between frames or inside one: the same reasons
 }
 
-engine::Outcome LinkCore::read_failed(int rc, const char* inside) const {
-  return engine::Outcome::failed(rc, read_failure(rc, inside));
+wire::Outcome LinkCore::read_failed(int rc, const char* inside) const {
+  return wire::Outcome::failed(rc, read_failure(rc, inside));
 }
 
-engine::Outcome LinkCore::receive_frame(const wire::FrameHeader& h) {
+wire::Outcome LinkCore::receive_frame(const wire::FrameHeader& h) {
   const auto type = static_cast<wire::MsgType>(h.type);
   // A frame that may change what another thread sees, or that is received outside this
   // reader (striped bytes), ends the run of done reports first, so the stream's order holds.
@@ -82,8 +81,7 @@ engine::Outcome LinkCore::receive_frame(const wire::FrameHeader& h) {
     std::span<const std::byte> fixed;
     if (const int rc = reader_->body(sizeof(wire::Bytes), fixed); rc != 0) return read_failed(rc);
     wire::Bytes b{};
-    std::string why;
-    if (!wire::decode_bytes(fixed, h.length, b, why)) return violation(std::move(why));
+    RIG_RETURN_IF_FAILED(wire::decode_bytes(fixed, h.length, b));  // -EPROTO: a violation
     return on_bytes(b);
   }
   std::span<const std::byte> body;
@@ -91,27 +89,29 @@ engine::Outcome LinkCore::receive_frame(const wire::FrameHeader& h) {
   return on_control(type, body);
 }
 
-engine::Outcome LinkCore::on_control(wire::MsgType type, std::span<const std::byte> body) {
-  std::string why;  // a message that does not decode is a violation, whatever its type
+wire::Outcome LinkCore::on_control(wire::MsgType type, std::span<const std::byte> body) {
+  // A message that does not decode is a violation (-EPROTO), whatever its type.
   switch (type) {
     case wire::MsgType::kAnswer: return on_answer(body);
     case wire::MsgType::kStatus: return on_status(body);
     case wire::MsgType::kDone: {
       wire::Done d{};
-      return wire::decode(body, d, why) ? on_done(d) : violation(std::move(why));
+      RIG_RETURN_IF_FAILED(wire::decode(body, d));
+      return on_done(d);
     }
     case wire::MsgType::kFailure: {
       wire::FailureView f;
-      if (!wire::decode(body, f, why)) return violation(std::move(why));
-      return engine::Outcome::failed(engine::kPeerEnded, "the agent failed the job: " + std::string(f.text));
+      RIG_RETURN_IF_FAILED(wire::decode(body, f));
+      return wire::Outcome::failed(wire::kPeerEnded, "the agent failed the job: " + std::string(f.text));
     }
     case wire::MsgType::kPing: {  // the agent's echo, or its own ping while busy: the silence ends
       wire::Ping p{};
-      return wire::decode(body, p, why) ? engine::Outcome{} : violation(std::move(why));
+      return wire::decode(body, p);
     }
     case wire::MsgType::kStriped: {
       wire::Striped st{};
-      return wire::decode(body, st, why) ? on_striped(st) : violation(std::move(why));
+      RIG_RETURN_IF_FAILED(wire::decode(body, st));
+      return on_striped(st);
     }
     default:
       return violation(std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message");
@@ -137,24 +137,24 @@ void LinkCore::end_receiver() {
   notify_all();
 }
 
-engine::Outcome LinkCore::on_answer(std::span<const std::byte> body) {
+wire::Outcome LinkCore::on_answer(std::span<const std::byte> body) {
   wire::AnswerView a;
-  if (std::string why; !wire::decode(body, a, why)) return violation(std::move(why));
+  RIG_RETURN_IF_FAILED(wire::decode(body, a));
   return complete_request(
       a.fixed.id, AgentAnswer{static_cast<wire::AnswerStatus>(a.fixed.status), a.fixed.value, std::string(a.text)},
       "answer");
 }
 
-engine::Outcome LinkCore::on_status(std::span<const std::byte> body) {
+wire::Outcome LinkCore::on_status(std::span<const std::byte> body) {
   wire::StatusView s;
-  if (std::string why; !wire::decode(body, s, why)) return violation(std::move(why));
+  RIG_RETURN_IF_FAILED(wire::decode(body, s));
   if (!agent_status_supported()) {  // never asked: kFeatureStatus was not accepted
     return violation("status message although kFeatureStatus was not accepted");
   }
   return complete_request(s.fixed.id, AgentAnswer{wire::AnswerStatus::kOk, 0, std::string(s.text)}, "status");
 }
 
-engine::Outcome LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what) {
+wire::Outcome LinkCore::complete_request(std::uint64_t id, AgentAnswer answer, const char* what) {
   auto& slot = requests_[id % kRequestSlots];
   const auto no_request = [&] { return violation(std::string(what) + " " + std::to_string(id) + " to no pending request"); };
   // acquire: pairs with register_request()'s CAS, so req->id is visible.
@@ -181,7 +181,7 @@ engine::Outcome LinkCore::complete_request(std::uint64_t id, AgentAnswer answer,
   return {};
 }
 
-engine::Outcome LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
+wire::Outcome LinkCore::expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value,
                                      std::uint64_t offset, std::uint64_t length, const char* what, ClientCopy*& out) {
   // Only a violation names them: the success path allocates nothing.
   const auto named = [&] {
@@ -221,7 +221,7 @@ void LinkCore::landed(ProxySlot& s, ClientCopy& c, std::uint64_t length) {
   }
 }
 
-engine::Outcome LinkCore::on_bytes(const wire::Bytes& b) {
+wire::Outcome LinkCore::on_bytes(const wire::Bytes& b) {
   ClientCopy* c = nullptr;
   if (auto o = expect_copy(b.device, b.part, b.value, b.offset, b.length, "bytes", c); !o.ok()) return o;
   // Straight into the rows that [offset, offset + length) of the packed bytes cover.
@@ -232,24 +232,19 @@ engine::Outcome LinkCore::on_bytes(const wire::Bytes& b) {
   return {};
 }
 
-engine::Outcome LinkCore::on_striped(const wire::Striped& st) {
+wire::Outcome LinkCore::on_striped(const wire::Striped& st) {
   if (!stripes_) return violation("striped bytes on a link without stripes");
   ClientCopy* c = nullptr;
   if (auto o = expect_copy(st.device, st.part, st.value, st.offset, st.length, "striped bytes", c); !o.ok()) return o;
-  std::string why;
-  if (const int rc = stripes_->recv_striped(st, c->base, c->row_bytes, c->pitch, why); rc != 0) {
-    if (rc == -ETIMEDOUT) {
-      why = "the agent sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms";
-    } else if (rc != -EPROTO && rc != -ENOMEM) {  // those two: recv_striped said why
-      why = std::string("connection lost while receiving striped bytes: ") + std::strerror(-rc);
-    }
-    return engine::Outcome::failed(rc, std::move(why));
+  if (wire::Outcome got = stripes_->recv_striped(st, c->base, c->row_bytes, c->pitch); !got.ok()) {
+    if (got.err() != -ETIMEDOUT) return got;  // a violation, no memory, a stripe lost: said
+    return wire::Outcome::failed(-ETIMEDOUT, "the agent sent nothing on its stripes for " + std::to_string(silence_ms_) + " ms");
   }
   landed(*slot(st.device), *c, st.length);
   return {};
 }
 
-engine::Outcome LinkCore::on_done(const wire::Done& d) {
+wire::Outcome LinkCore::on_done(const wire::Done& d) {
   ProxySlot* s = slot(d.device);
   if (s == nullptr) return violation("done for device " + std::to_string(d.device) + " that the link never registered");
   // acquire: pairs with submit's release of last_submitted.

@@ -35,7 +35,7 @@ wire::Challenge read_challenge(int fd) {
   std::string why;
   EXPECT_TRUE(read_frame(fd, f));
   EXPECT_EQ(f.header.type, static_cast<std::uint16_t>(wire::MsgType::kChallenge));
-  EXPECT_TRUE(wire::decode(f.bytes(), c, why)) << why;
+  EXPECT_TRUE(wire::passed(wire::decode(f.bytes(), c), why)) << why;
   return c;
 }
 
@@ -180,7 +180,7 @@ TEST(Authentication, ARelayThatRenamesTheAgentInItsChallengeGetsOnlyAuthenticati
     RawFrame f;
     wire::Challenge c{};
     std::string why;
-    if (read_frame(job_fd, f) && forward(agent_fd, f) && read_frame(agent_fd, f) && wire::decode(f.bytes(), c, why)) {
+    if (read_frame(job_fd, f) && forward(agent_fd, f) && read_frame(agent_fd, f) && wire::passed(wire::decode(f.bytes(), c), why)) {
       wire::set_fixed_string(c.name, "the-agent-meant");
       if (send_msg(job_fd, wire::MsgType::kChallenge, c) && read_frame(job_fd, f) && forward(agent_fd, f) &&
           read_frame(agent_fd, f)) {
@@ -261,7 +261,7 @@ TEST(Authentication, AJobThatHoldsASecretRefusesAnAgentThatRunsOpen) {
   ASSERT_TRUE(read_frame(c.fd(), f));
   wire::WelcomeView w;
   std::string decode_why;
-  ASSERT_TRUE(wire::decode(f.bytes(), w, decode_why)) << decode_why;
+  ASSERT_TRUE(wire::passed(wire::decode(f.bytes(), w), decode_why)) << decode_why;
   EXPECT_EQ(w.fixed.auth, 0u);
 }
 

@@ -217,7 +217,7 @@ void answer_query(int fd, const std::function<void(int, std::uint64_t)>& answer)
     if (f.header.type != static_cast<std::uint16_t>(wire::MsgType::kStatusQuery)) continue;
     wire::StatusQuery q{};
     std::string why;
-    if (!wire::decode(f.bytes(), q, why)) return;
+    if (!wire::passed(wire::decode(f.bytes(), q), why)) return;
     answer(fd, q.id);
     drain(fd);
     return;

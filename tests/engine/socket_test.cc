@@ -228,8 +228,7 @@ TEST_P(SocketTest, FrameReaderCountsBufferedPayloadAsCopiedAndTheRestAsDirect) {
   });
   FrameReader reader(*p.b, counters);
   wire::FrameHeader h{};
-  std::string why;
-  ASSERT_EQ(reader.next(h, why), 0) << why;
+  ASSERT_EQ(reader.next(h).err(), 0);
   std::span<const std::byte> fixed;
   ASSERT_EQ(reader.body(sizeof(wire::Bytes), fixed), 0);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(fixed.data()) % 8, 0u);
@@ -250,9 +249,9 @@ TEST_P(SocketTest, FrameReaderRejectsABadHeaderWithAReason) {
   ASSERT_EQ(p.a->send_all({&iov, 1}), 0);
   FrameReader reader(*p.b, counters);
   wire::FrameHeader h{};
-  std::string why;
-  EXPECT_EQ(reader.next(h, why), -EPROTO);
-  EXPECT_NE(why.find("unknown type"), std::string::npos) << why;
+  const wire::Outcome refused = reader.next(h);
+  EXPECT_EQ(refused.err(), -EPROTO);
+  EXPECT_NE(refused.why().find("unknown type"), std::string::npos) << refused.why();
 }
 
 

@@ -44,12 +44,11 @@ TEST_P(StripeSetTest, StridedPiecesLandInTheirRowsExact) {
   std::vector<std::byte> src(kRows * kPitch), dst(kRows * kPitch, std::byte{0x5a});
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
   const wire::Striped st{1, 2, 3, 0, kRows * kRow, (kRows * kRow + 2) / 3};
-  std::string why;
-  int got = -1;
-  std::thread reader([&] { got = s.in.recv_striped(st, dst.data(), kRow, kPitch, why); });
+  wire::Outcome got = wire::Outcome::failed(-EINPROGRESS, "the reader did not run");
+  std::thread reader([&] { got = s.in.recv_striped(st, dst.data(), kRow, kPitch); });
   ASSERT_EQ(s.out.send_striped(st, src.data(), kRow, kPitch), 0);
   reader.join();
-  ASSERT_EQ(got, 0) << why;
+  ASSERT_TRUE(got.ok()) << got.why();
   for (std::uint64_t r = 0; r < kRows; ++r) {
     ASSERT_EQ(0, std::memcmp(src.data() + r * kPitch, dst.data() + r * kPitch, kRow)) << "row " << r;
     ASSERT_EQ(dst[r * kPitch + kRow], std::byte{0x5a}) << "gap of row " << r;
@@ -71,15 +70,14 @@ TEST_P(StripeSetTest, AWindowBoundInBytesCutsEachStripesTransferAndEveryByteStil
     std::vector<std::byte> src(kRows * pitch), dst(kRows * pitch, std::byte{0x5a});
     for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 1);
     const wire::Striped st{1, 2, 3, 0, kRows * kRow, (kRows * kRow + 2) / 3};
-    std::string why;
-    int got = -1;
-    std::thread reader([&] { got = s.in.recv_striped(st, dst.data(), kRow, pitch, why); });
+    wire::Outcome got = wire::Outcome::failed(-EINPROGRESS, "the reader did not run");
+    std::thread reader([&] { got = s.in.recv_striped(st, dst.data(), kRow, pitch); });
     const ThreadSyscalls& mine = this_thread_syscalls();
     // relaxed: this thread's own statistics.
     const std::uint64_t completions = mine.completions.load(std::memory_order_relaxed);
     ASSERT_EQ(s.out.send_striped(st, src.data(), kRow, pitch), 0);
     reader.join();
-    ASSERT_EQ(got, 0) << why;
+    ASSERT_TRUE(got.ok()) << got.why();
     for (std::uint64_t r = 0; r < kRows; ++r) {
       ASSERT_EQ(0, std::memcmp(src.data() + r * pitch, dst.data() + r * pitch, kRow)) << "row " << r << " pitch " << pitch;
     }
@@ -102,22 +100,21 @@ TEST_P(StripeSetTest, APieceOtherThanAnnouncedIsAProtocolErrorNamingTheStripe) {
   const wire::Striped sent{1, 0, 5, 0, 8192, 4096};
   wire::Striped expected = sent;
   expected.value = 6;  // the reader expects another value
-  std::string why;
-  int got = 0;
-  std::thread reader([&] { got = s.in.recv_striped(expected, dst.data(), 8192, 8192, why); });
+  wire::Outcome got;
+  std::thread reader([&] { got = s.in.recv_striped(expected, dst.data(), 8192, 8192); });
   ASSERT_EQ(s.out.send_striped(sent, src.data(), 8192, 8192), 0);
   reader.join();
-  EXPECT_EQ(got, -EPROTO);
-  EXPECT_NE(why.find("stripe 0 carried bytes (device 1, value 5"), std::string::npos) << why;
+  EXPECT_EQ(got.err(), -EPROTO);
+  EXPECT_NE(got.why().find("stripe 0 carried bytes (device 1, value 5"), std::string::npos) << got.why();
 }
 
 TEST_P(StripeSetTest, MorePiecesThanStripesAreRefusedBeforeAnyRead) {
   Sets s(GetParam(), 2);
   std::vector<std::byte> dst(3 * 4096);
-  std::string why;
-  EXPECT_EQ(s.in.recv_striped(wire::Striped{1, 0, 1, 0, 3 * 4096, 4096}, dst.data(), 3 * 4096, 3 * 4096, why),
-            -EPROTO);
-  EXPECT_NE(why.find("3 pieces over 2 stripes"), std::string::npos) << why;
+  const wire::Outcome got =
+      s.in.recv_striped(wire::Striped{1, 0, 1, 0, 3 * 4096, 4096}, dst.data(), 3 * 4096, 3 * 4096);
+  EXPECT_EQ(got.err(), -EPROTO);
+  EXPECT_NE(got.why().find("3 pieces over 2 stripes"), std::string::npos) << got.why();
 }
 
 TEST(StripeSetSilence, AReceiveNoStripeFeedsFailsAfterTheSilenceBound) {
@@ -125,9 +122,8 @@ TEST(StripeSetSilence, AReceiveNoStripeFeedsFailsAfterTheSilenceBound) {
   Sets s(true, 2);
   s.in.set_silence_ms(200);
   std::vector<std::byte> dst(8192);
-  std::string why;
   // The peer announces nothing and sends nothing: the receive must end, not hang.
-  EXPECT_EQ(s.in.recv_striped(wire::Striped{1, 0, 1, 0, 8192, 4096}, dst.data(), 8192, 8192, why), -ETIMEDOUT);
+  EXPECT_EQ(s.in.recv_striped(wire::Striped{1, 0, 1, 0, 8192, 4096}, dst.data(), 8192, 8192).err(), -ETIMEDOUT);
 }
 
 // A parallel send whose legs go zero-copy returns only once the kernel no longer reads any of

@@ -44,13 +44,12 @@ bool eventually(Held held) {
 
 // reader.next() on a thread of its own, from construction; join() waits for its end.
 struct Reading {
-  explicit Reading(FrameReader& reader) : thread([this, &reader] { rc = reader.next(h, why); }) {}
+  explicit Reading(FrameReader& reader) : thread([this, &reader] { rc = reader.next(h).err(); }) {}
   int join() {
     thread.join();
     return rc;
   }
   wire::FrameHeader h{};
-  std::string why;
   int rc = 0;
   std::thread thread;  // last: starts once the others exist
 };
@@ -125,7 +124,7 @@ TEST_P(WakeTest, BytesEndTheWaitAsBeforeWithNoWakeNeeded) {
   const auto ping = wire::frame(wire::MsgType::kPing, wire::Ping{7});
   const iovec iov = to_iov(&ping, sizeof ping);
   EXPECT_EQ(pair_.a->send_all({&iov, 1}), 0);
-  EXPECT_EQ(reading.join(), 0) << reading.why;
+  EXPECT_EQ(reading.join(), 0);
   EXPECT_EQ(reading.h.type, static_cast<std::uint16_t>(wire::MsgType::kPing));
   EXPECT_EQ(idles_.load(std::memory_order_relaxed), 0);
 }

@@ -535,7 +535,7 @@ void refuse_everything(int fd) {
     if (f.header.type != static_cast<std::uint16_t>(wire::MsgType::kRequest)) continue;
     wire::RequestView r;
     std::string why;
-    if (!wire::decode(f.bytes(), r, why)) return;
+    if (!wire::passed(wire::decode(f.bytes(), r), why)) return;
     const auto kind = static_cast<wire::RequestKind>(r.fixed.kind);
     if (kind == wire::RequestKind::kAlloc || kind == wire::RequestKind::kImage) {
       send_msg(fd, wire::MsgType::kAnswer, wire::Answer{r.fixed.id, 0, 0, 0, 0});  // these succeed
@@ -577,7 +577,7 @@ TEST(HostileAgent, ABlockedCallHoldsNothingOtherCallsNeed) {
       if (f.header.type != static_cast<std::uint16_t>(wire::MsgType::kRequest)) continue;
       wire::RequestView r;
       std::string why;
-      if (!wire::decode(f.bytes(), r, why)) return;
+      if (!wire::passed(wire::decode(f.bytes(), r), why)) return;
       if (requests.fetch_add(1) == 0) {
         pending.push_back(r.fixed.id);  // the first request is answered only at the end
         continue;

@@ -68,7 +68,7 @@ std::uint64_t read_handover(int fd) {
     if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kHandover)) {
       wire::HandoverView h;
       std::string why;
-      return wire::decode(f.bytes(), h, why) ? h.fixed.value : 0;
+      return wire::passed(wire::decode(f.bytes(), h), why) ? h.fixed.value : 0;
     }
   }
   return 0;
@@ -80,7 +80,7 @@ std::uint64_t read_request(int fd) {
     if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kRequest)) {
       wire::RequestView r;
       std::string why;
-      return wire::decode(f.bytes(), r, why) ? r.fixed.id : 0;
+      return wire::passed(wire::decode(f.bytes(), r), why) ? r.fixed.id : 0;
     }
   }
   return 0;
@@ -121,7 +121,7 @@ void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool wel
   RawFrame f;
   wire::Hello hello{};
   std::string why;
-  if (!read_frame(fd, f) || !wire::decode(f.bytes(), hello, why)) return;
+  if (!read_frame(fd, f) || !wire::passed(wire::decode(f.bytes(), hello), why)) return;
   const engine::Secret secret = test_secret();
   wire::Transcript t;
   t.offered = hello.features;
@@ -133,7 +133,7 @@ void welcome_client(int fd, const std::vector<wire::Account>& accounts, bool wel
   wire::set_fixed_string(c.name, "fake-agent");
   t.name = wire::to_array(c.name);
   wire::Proof proof{};
-  if (!send_msg(fd, wire::MsgType::kChallenge, c) || !read_frame(fd, f) || !wire::decode(f.bytes(), proof, why) ||
+  if (!send_msg(fd, wire::MsgType::kChallenge, c) || !read_frame(fd, f) || !wire::passed(wire::decode(f.bytes(), proof), why) ||
       !wire::same_mac(wire::client_proof(secret.bytes, t), wire::to_array(proof.mac))) {
     return;
   }
@@ -192,7 +192,7 @@ std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
   RawFrame f;
   wire::Challenge c{};
   std::string why;
-  if (!read_frame(fd_, f) || !wire::decode(f.bytes(), c, why)) throw std::runtime_error("no challenge: " + why);
+  if (!read_frame(fd_, f) || !wire::passed(wire::decode(f.bytes(), c), why)) throw std::runtime_error("no challenge: " + why);
   t.agent = wire::to_array(c.nonce);
   t.name = wire::to_array(c.name);
   wire::Proof p{};
@@ -201,10 +201,10 @@ std::vector<wire::Account> RawClient::hello(std::uint32_t features) {
   if (!send_msg(fd_, wire::MsgType::kProof, p)) throw std::runtime_error("send proof");
   if (!read_frame(fd_, f)) throw std::runtime_error("no welcome");
   wire::WelcomeView w;
-  if (!wire::decode(f.bytes(), w, why)) throw std::runtime_error(why);
+  if (!wire::passed(wire::decode(f.bytes(), w), why)) throw std::runtime_error(why);
   key_ = wire::job_key(secret.bytes, t);
   if ((w.fixed.features & wire::kFeatureStripes) != 0) {
-    if (!read_frame(fd_, f) || !wire::decode(f.bytes(), grant_, why)) throw std::runtime_error("no grant: " + why);
+    if (!read_frame(fd_, f) || !wire::passed(wire::decode(f.bytes(), grant_), why)) throw std::runtime_error("no grant: " + why);
   }
   return {w.accounts.begin(), w.accounts.end()};
 }
@@ -221,7 +221,7 @@ AllocAnswer alloc_answer(RawClient& c, std::uint64_t id, std::uint64_t bytes, st
   wire::AnswerView a;
   std::string why;
   if (!read_reply(c.fd(), f) || f.header.type != static_cast<std::uint16_t>(wire::MsgType::kAnswer) ||
-      !wire::decode(f.bytes(), a, why)) {
+      !wire::passed(wire::decode(f.bytes(), a), why)) {
     ADD_FAILURE() << "no answer to the alloc: " << why;
     return {wire::AnswerStatus::kError, why};
   }
@@ -253,7 +253,7 @@ std::string RawClient::failure_text() {
     if (f.header.type == static_cast<std::uint16_t>(wire::MsgType::kFailure)) {
       wire::FailureView v;
       std::string why;
-      if (!wire::decode(f.bytes(), v, why)) return "undecodable failure: " + why;
+      if (!wire::passed(wire::decode(f.bytes(), v), why)) return "undecodable failure: " + why;
       return std::string(v.text);
     }
   }
@@ -272,7 +272,7 @@ void set_receive_timeout(int fd, int ms) {
 std::uint64_t done_value(const RawFrame& f) {
   wire::Done d{};
   std::string why;
-  return wire::decode(f.bytes(), d, why) ? d.value : 0;
+  return wire::passed(wire::decode(f.bytes(), d), why) ? d.value : 0;
 }
 
 int connect_from(const std::string& source, const std::string& address, std::uint16_t port) {

@@ -3,6 +3,7 @@
 // buffer, so under ASan a read one byte past the body is reported.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -109,7 +110,7 @@ template <class View>
   Buffer b(body);
   View v{};
   std::string why;
-  if (!decode(b.bytes(), v, why)) return ::testing::AssertionFailure() << "rejected: " << why;
+  if (!passed(decode(b.bytes(), v), why)) return ::testing::AssertionFailure() << "rejected: " << why;
   return ::testing::AssertionSuccess();
 }
 
@@ -119,8 +120,10 @@ template <class View>
                                     std::string_view detail) {
   Buffer b(body);
   View v{};
-  std::string why;
-  if (decode(b.bytes(), v, why)) return ::testing::AssertionFailure() << "accepted";
+  const Outcome o = decode(b.bytes(), v);
+  if (o.ok()) return ::testing::AssertionFailure() << "accepted";
+  const std::string& why = o.why();
+  if (o.err() != -EPROTO) return ::testing::AssertionFailure() << "rejected with errno " << o.err() << ": " << why;
   if (why.empty()) return ::testing::AssertionFailure() << "rejected with an empty reason";
   if (why.find(message) == std::string::npos) {
     return ::testing::AssertionFailure() << "reason does not name '" << message << "': " << why;
@@ -135,7 +138,7 @@ template <class View>
   Buffer b(fixed);
   Bytes out{};
   std::string why;
-  if (!decode_bytes(b.bytes(), frame_length, out, why)) {
+  if (!passed(decode_bytes(b.bytes(), frame_length, out), why)) {
     return ::testing::AssertionFailure() << "rejected: " << why;
   }
   return ::testing::AssertionSuccess();
@@ -145,8 +148,10 @@ template <class View>
                                          std::string_view detail) {
   Buffer b(fixed);
   Bytes out{};
-  std::string why;
-  if (decode_bytes(b.bytes(), frame_length, out, why)) return ::testing::AssertionFailure() << "accepted";
+  const Outcome o = decode_bytes(b.bytes(), frame_length, out);
+  if (o.ok()) return ::testing::AssertionFailure() << "accepted";
+  const std::string& why = o.why();
+  if (o.err() != -EPROTO) return ::testing::AssertionFailure() << "rejected with errno " << o.err() << ": " << why;
   if (why.empty()) return ::testing::AssertionFailure() << "rejected with an empty reason";
   if (why.find("bytes") == std::string::npos || why.find(detail) == std::string::npos) {
     return ::testing::AssertionFailure() << "reason lacks 'bytes' or '" << detail << "': " << why;
@@ -633,7 +638,7 @@ TEST(Hello, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   Hello got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(got.magic, kMagic);
   EXPECT_EQ(got.version, kVersion);
   EXPECT_EQ(got.reserved, 0u);
@@ -647,7 +652,7 @@ TEST(Hello, TheClientsNonceCrossesIntact) {
   Buffer body(encode(MsgType::kHello, sent).body());
   Hello got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(std::memcmp(got.nonce, sent.nonce, kNonceBytes), 0);
 }
 
@@ -699,7 +704,7 @@ TEST(Welcome, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   WelcomeView v;
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), v), why)) << why;
   EXPECT_EQ(v.fixed.magic, kMagic);
   EXPECT_EQ(v.fixed.version, kVersion);
   EXPECT_EQ(v.fixed.auth, 0u);
@@ -722,7 +727,7 @@ TEST(Welcome, UnalignedBodyIsRejected) {
   std::memcpy(shifted.data() + 1, e.body().data(), e.body().size());
   WelcomeView v;
   std::string why;
-  EXPECT_FALSE(decode(shifted.bytes().subspan(1), v, why));
+  EXPECT_FALSE(passed(decode(shifted.bytes().subspan(1), v), why));
   EXPECT_NE(why.find("welcome"), std::string::npos) << why;
   EXPECT_NE(why.find("aligned"), std::string::npos) << why;
 }
@@ -761,7 +766,7 @@ TEST(Challenge, RoundTripKeepsTheNonceTheAuthFlagAndTheAgentsName) {
   Buffer body(e.body());
   Challenge got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(std::memcmp(got.nonce, c.nonce, kNonceBytes), 0);
   EXPECT_EQ(got.auth, 1u);
   EXPECT_EQ(fixed_string(got.name), longest);
@@ -794,7 +799,7 @@ TEST(Proof, RoundTripKeepsTheMacAndTruncationsAreRejected) {
   Buffer body(encode(MsgType::kProof, p).body());
   Proof got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(std::memcmp(got.mac, p.mac, kMacBytes), 0);
   ExpectEveryTruncationRejected<Proof>(encode(MsgType::kProof, p), "proof");
 }
@@ -901,7 +906,7 @@ TEST(Request, RoundTripKeepsEveryField) {
     Buffer body(e.body());
     RequestView v;
     std::string why;
-    ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
+    ASSERT_TRUE(passed(decode(body.bytes(), v), why)) << why;
     EXPECT_EQ(v.fixed.id, sent.id);
     EXPECT_EQ(v.fixed.kind, sent.kind);
     EXPECT_EQ(v.fixed.reserved, 0u);
@@ -995,7 +1000,7 @@ TEST(Answer, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   AnswerView v;
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), v), why)) << why;
   EXPECT_EQ(v.fixed.id, 0x0102030405060708u);
   EXPECT_EQ(v.fixed.status, 3u);
   EXPECT_EQ(v.fixed.reserved, 0u);
@@ -1044,7 +1049,7 @@ TEST(Release, RoundTripKeepsEveryField) {
     Buffer body(e.body());
     Release got{};
     std::string why;
-    ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+    ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
     EXPECT_EQ(got.object, sent.object);
     EXPECT_EQ(got.kind, sent.kind);
     EXPECT_EQ(got.reserved, 0u);
@@ -1087,7 +1092,7 @@ TEST(Handover, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   HandoverView v;
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), v), why)) << why;
   EXPECT_EQ(v.fixed.device, 0u);
   EXPECT_EQ(v.fixed.n_waits, 2u);
   EXPECT_EQ(v.fixed.value, 0x0102030405060708u);
@@ -1129,7 +1134,7 @@ TEST(Handover, UnalignedBodyIsRejected) {
   std::memcpy(shifted.data() + 4, e.body().data(), e.body().size());
   HandoverView v;
   std::string why;
-  EXPECT_FALSE(decode(shifted.bytes().subspan(4), v, why));
+  EXPECT_FALSE(passed(decode(shifted.bytes().subspan(4), v), why));
   EXPECT_NE(why.find("handover"), std::string::npos) << why;
   EXPECT_NE(why.find("aligned"), std::string::npos) << why;
 }
@@ -1426,11 +1431,12 @@ TEST(CopyPart, RejectionNamesThePartIndex) {
 
 TEST(CopyPart, CheckCopyAloneAgreesWithTheDecoder) {
   std::string why;
-  EXPECT_TRUE(check_copy(a_copy().copy, why)) << why;
+  EXPECT_TRUE(passed(check_copy(a_copy().copy), why)) << why;
   why.clear();
-  EXPECT_FALSE(check_copy(copy_part(client_side(), client_side(), 1, 8, 8, 8).copy, why));
+  EXPECT_FALSE(passed(check_copy(copy_part(client_side(), client_side(), 1, 8, 8, 8).copy), why));
   EXPECT_NE(why.find("handover"), std::string::npos) << why;
   EXPECT_NE(why.find("both sides"), std::string::npos) << why;
+  EXPECT_EQ(check_copy(copy_part(client_side(), client_side(), 1, 8, 8, 8).copy).err(), -EPROTO);
 }
 
 // =========================================================================================
@@ -1446,7 +1452,7 @@ TEST(Bytes, RoundTripKeepsEveryField) {
   Buffer fixed(e.body().first(sizeof(Bytes)));
   Bytes got{};
   std::string why;
-  ASSERT_TRUE(decode_bytes(fixed.bytes(), e.header().length, got, why)) << why;
+  ASSERT_TRUE(passed(decode_bytes(fixed.bytes(), e.header().length, got), why)) << why;
   EXPECT_EQ(got.device, 3u);
   EXPECT_EQ(got.part, 7u);
   EXPECT_EQ(got.value, 0x0102030405060708u);
@@ -1507,7 +1513,7 @@ TEST(Done, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   Done got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(got.device, 5u);
   EXPECT_EQ(got.reserved, 0u);
   EXPECT_EQ(got.value, 0x0a0b0c0d0e0f1011u);
@@ -1533,7 +1539,7 @@ TEST(Failure, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   FailureView v;
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), v, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), v), why)) << why;
   EXPECT_EQ(v.fixed.device, kNoDevice);
   EXPECT_EQ(v.fixed.text_length, 20u);
   EXPECT_EQ(v.text, "device 1 caught fire");
@@ -1565,7 +1571,7 @@ TEST(Close, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   Close got{1};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(got.reserved, 0u);
 }
 
@@ -1590,7 +1596,7 @@ TEST(Ping, RoundTripKeepsEveryField) {
   Buffer body(e.body());
   Ping got{};
   std::string why;
-  ASSERT_TRUE(decode(body.bytes(), got, why)) << why;
+  ASSERT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   EXPECT_EQ(got.nonce, 0xfedcba9876543210u);
 }
 
@@ -1616,7 +1622,7 @@ M RoundTrip(MsgType type, const M& sent) {
   Buffer body(e.body());
   M got{};
   std::string why;
-  EXPECT_TRUE(decode(body.bytes(), got, why)) << why;
+  EXPECT_TRUE(passed(decode(body.bytes(), got), why)) << why;
   return got;
 }
 
@@ -1716,7 +1722,7 @@ TEST(FixedString, UnterminatedFieldReadsAsEmpty) {
 Encoded status(std::uint64_t id, std::string_view text) {
   Framed<Status> f{};
   std::string why;
-  EXPECT_TRUE(encode_status(id, text, f, why)) << why;
+  EXPECT_TRUE(passed(encode_status(id, text, f), why)) << why;
   Encoded e;
   e.frame.resize(sizeof f + text.size());
   std::memcpy(e.frame.data(), &f, sizeof f);
@@ -1735,7 +1741,7 @@ TEST(StatusQuery, TheEncoderMakesWhatTheDecoderReads) {
   Buffer b(e.body());
   StatusQuery q{};
   std::string why;
-  ASSERT_TRUE(decode(b.bytes(), q, why)) << why;
+  ASSERT_TRUE(passed(decode(b.bytes(), q), why)) << why;
   EXPECT_EQ(q.id, 42u);
   ExpectEveryTruncationRejected<StatusQuery>(e, "status query");
 }
@@ -1754,7 +1760,7 @@ TEST(Status, RoundTripKeepsTheIdAndTheText) {
   Buffer b(e.body());
   StatusView v{};
   std::string why;
-  ASSERT_TRUE(decode(b.bytes(), v, why)) << why;
+  ASSERT_TRUE(passed(decode(b.bytes(), v), why)) << why;
   EXPECT_EQ(v.fixed.id, 7u);
   EXPECT_EQ(v.text, R"({"agent": "rig-agent"})");
   ExpectEveryTruncationRejected<StatusView>(e, "status");
@@ -1768,10 +1774,13 @@ TEST(Status, TextBoundIsMaxStatusTextOnBothSides) {
       "status", "longer than 65536"));
   Framed<Status> f{};
   std::string why;
-  EXPECT_FALSE(encode_status(1, std::string(kMaxStatusText + 1, 'x'), f, why));
+  EXPECT_FALSE(passed(encode_status(1, std::string(kMaxStatusText + 1, 'x'), f), why));
   EXPECT_NE(why.find("outside 1..65536"), std::string::npos) << why;
-  EXPECT_FALSE(encode_status(1, "", f, why));
-  EXPECT_FALSE(encode_status(0, "{}", f, why));
+  EXPECT_FALSE(passed(encode_status(1, "", f), why));
+  EXPECT_FALSE(passed(encode_status(0, "{}", f), why));
+  // The caller's own mistake, not a peer's: -EINVAL, never the -EPROTO of a violation.
+  EXPECT_EQ(encode_status(0, "{}", f).err(), -EINVAL);
+  EXPECT_EQ(encode_status(1, "", f).err(), -EINVAL);
 }
 
 TEST(Status, IdZeroEmptyTextReservedBitsAndALengthNotMatchingTheTextAreRejected) {

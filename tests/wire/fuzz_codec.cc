@@ -32,7 +32,7 @@ bool inside(std::span<const T> s, std::span<const std::byte> body) {
 template <class View>
 bool accepted(std::span<const std::byte> body, View& out, const char* name) {
   std::string why;
-  if (decode(body, out, why)) return true;
+  if (passed(decode(body, out), why)) return true;
   check(!why.empty() && why.find(name) != std::string::npos);
   return false;
 }
@@ -50,7 +50,7 @@ bool range_fits(const Side& s, const CopyPart& c, std::uint64_t pitch) {
 
 void check_accepted_copy(const CopyPart& c) {
   std::string why;
-  check(check_copy(c, why));
+  check(passed(check_copy(c), why));
   const bool src_client = c.src.kind == static_cast<std::uint8_t>(SideKind::kClient);
   const bool dst_client = c.dst.kind == static_cast<std::uint8_t>(SideKind::kClient);
   check(!(src_client && dst_client));
@@ -233,7 +233,7 @@ void decode_everything(std::span<const std::byte> body, std::uint32_t frame_leng
     // kBytes: the receiver reads only the fixed part; the payload stays on the stream.
     Bytes b{};
     std::string why;
-    if (decode_bytes(body, frame_length, b, why)) {
+    if (passed(decode_bytes(body, frame_length, b), why)) {
       check(n == sizeof(Bytes) && b.reserved == 0);
       check(b.length >= 1 && b.length <= kMaxChunk && frame_length == sizeof(Bytes) + b.length);
       std::uint64_t end = 0;

@@ -12,31 +12,30 @@ using namespace decoding;
 
 namespace {
 
-bool check_side(const Side& s, const char* which, std::string& why) {
+Outcome check_side(const Side& s, const char* which) {
   const auto kind = static_cast<SideKind>(s.kind);
   if (kind != SideKind::kObject && kind != SideKind::kClient) {
-    return fail(why, "handover", std::string(which) + " side has unknown kind " +
-                                     std::to_string(s.kind));
+    return fail("handover", std::string(which) + " side has unknown kind " +
+                                std::to_string(s.kind));
   }
   for (auto r : s.reserved) {
-    if (r != 0) return fail(why, "handover", std::string(which) + " side has reserved bytes set");
+    if (r != 0) return fail("handover", std::string(which) + " side has reserved bytes set");
   }
   if (kind == SideKind::kClient && (s.handle != 0 || s.offset != 0)) {
-    return fail(why, "handover",
-                std::string(which) + " side in the client's memory carries a handle or offset");
+    return fail("handover",
+           std::string(which) + " side in the client's memory carries a handle or offset");
   }
-  return true;
+  return {};
 }
 
-bool check_extent(const Side& s, const CopyPart& c, std::uint64_t pitch, const char* which,
-                  std::string& why) {
-  if (static_cast<SideKind>(s.kind) != SideKind::kObject) return true;
+Outcome check_extent(const Side& s, const CopyPart& c, std::uint64_t pitch, const char* which) {
+  if (static_cast<SideKind>(s.kind) != SideKind::kObject) return {};
   std::uint64_t span = 0, end = 0;
   if (!mul_ok(c.rows - 1, pitch, span) || !add_ok(span, c.row_bytes, span) ||
       !add_ok(s.offset, span, end)) {
-    return fail(why, "handover", std::string(which) + " range overflows 64 bits");
+    return fail("handover", std::string(which) + " range overflows 64 bits");
   }
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -103,98 +102,99 @@ const char* check_header(const FrameHeader& h) {
   return nullptr;
 }
 
-bool decode(std::span<const std::byte> body, RequestView& out, std::string& why) {
-  if (!read_fixed(body, out.fixed, "request", why)) return false;
+Outcome decode(std::span<const std::byte> body, RequestView& out) {
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "request"));
   const Request& r = out.fixed;
   if (r.kind == 0 || r.kind > kMaxRequestKind) {
-    return fail(why, "request", "unknown kind " + std::to_string(r.kind));
+    return fail("request", "unknown kind " + std::to_string(r.kind));
   }
-  if (r.reserved != 0 || r.reserved2 != 0) return fail(why, "request", "reserved fields set");
+  if (r.reserved != 0 || r.reserved2 != 0) return fail("request", "reserved fields set");
   if (body.size() != sizeof(Request) + std::size_t{r.tail_length}) {
-    return fail(why, "request", "length does not match its tail of " +
-                                    std::to_string(r.tail_length) + " bytes");
+    return fail("request", "length does not match its tail of " +
+                               std::to_string(r.tail_length) + " bytes");
   }
   const auto kind = static_cast<RequestKind>(r.kind);
   switch (kind) {
     case RequestKind::kAlloc:
     case RequestKind::kMapPeer:
-      if (r.tail_length != 0) return fail(why, "request", "alloc or map_peer with a tail");
+      if (r.tail_length != 0) return fail("request", "alloc or map_peer with a tail");
       break;
     case RequestKind::kImage:
       if (r.tail_length == 0 || r.tail_length > kMaxImage) {
-        return fail(why, "request", "image binary of " + std::to_string(r.tail_length) +
-                                        " bytes outside 1.." + std::to_string(kMaxImage));
+        return fail("request", "image binary of " + std::to_string(r.tail_length) +
+                                   " bytes outside 1.." + std::to_string(kMaxImage));
       }
       break;
     case RequestKind::kEntry:
     case RequestKind::kPrepare:
       if (r.tail_length == 0 || r.tail_length > kMaxName) {
-        return fail(why, "request", "function name of " + std::to_string(r.tail_length) +
-                                        " bytes outside 1.." + std::to_string(kMaxName));
+        return fail("request", "function name of " + std::to_string(r.tail_length) +
+                                   " bytes outside 1.." + std::to_string(kMaxName));
       }
       break;
   }
   out.tail = body.subspan(sizeof(Request));
-  return true;
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, AnswerView& out, std::string& why) {
-  if (!read_fixed(body, out.fixed, "answer", why)) return false;
+Outcome decode(std::span<const std::byte> body, AnswerView& out) {
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "answer"));
   const Answer& a = out.fixed;
   if (a.status > kMaxAnswerStatus) {
-    return fail(why, "answer", "unknown status " + std::to_string(a.status));
+    return fail("answer", "unknown status " + std::to_string(a.status));
   }
-  if (a.reserved != 0) return fail(why, "answer", "reserved field set");
-  if (a.text_length > kMaxText) return fail(why, "answer", "reason text too long");
+  if (a.reserved != 0) return fail("answer", "reserved field set");
+  if (a.text_length > kMaxText) return fail("answer", "reason text too long");
   if (body.size() != sizeof(Answer) + std::size_t{a.text_length}) {
-    return fail(why, "answer", "length does not match its text");
+    return fail("answer", "length does not match its text");
   }
   out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Answer), a.text_length};
-  return true;
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Release& out, std::string& why) {
-  if (!exact(body, out, "release", why)) return false;
+Outcome decode(std::span<const std::byte> body, Release& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "release"));
   if (out.kind != static_cast<std::uint16_t>(ReleaseKind::kObject) &&
       out.kind != static_cast<std::uint16_t>(ReleaseKind::kImage)) {
-    return fail(why, "release", "unknown kind " + std::to_string(out.kind));
+    return fail("release", "unknown kind " + std::to_string(out.kind));
   }
-  if (out.reserved != 0 || out.reserved2 != 0) return fail(why, "release", "reserved fields set");
-  return true;
+  if (out.reserved != 0 || out.reserved2 != 0) return fail("release", "reserved fields set");
+  return {};
 }
 
-bool check_copy(const CopyPart& c, std::string& why) {
-  if (!check_side(c.src, "source", why) || !check_side(c.dst, "destination", why)) return false;
+Outcome check_copy(const CopyPart& c) {
+  RIG_RETURN_IF_FAILED(check_side(c.src, "source"));
+  RIG_RETURN_IF_FAILED(check_side(c.dst, "destination"));
   if (c.src.kind == static_cast<std::uint8_t>(SideKind::kClient) &&
       c.dst.kind == static_cast<std::uint8_t>(SideKind::kClient)) {
-    return fail(why, "handover", "copy with both sides in the client's memory");
+    return fail("handover", "copy with both sides in the client's memory");
   }
-  if (c.rows == 0 || c.rows > kMaxRows) return fail(why, "handover", "copy row count out of range");
-  if (c.row_bytes == 0) return fail(why, "handover", "copy of empty rows");
+  if (c.rows == 0 || c.rows > kMaxRows) return fail("handover", "copy row count out of range");
+  if (c.row_bytes == 0) return fail("handover", "copy of empty rows");
   std::uint64_t total = 0;
   if (!mul_ok(c.rows, c.row_bytes, total) || total > kMaxCopyBytes) {
-    return fail(why, "handover", "copy larger than the maximum copy");
+    return fail("handover", "copy larger than the maximum copy");
   }
   if (c.rows > 1 && (c.src_pitch < c.row_bytes || c.dst_pitch < c.row_bytes)) {
-    return fail(why, "handover", "copy pitch smaller than its rows (rows overlap)");
+    return fail("handover", "copy pitch smaller than its rows (rows overlap)");
   }
-  return check_extent(c.src, c, c.src_pitch, "source", why) &&
-         check_extent(c.dst, c, c.dst_pitch, "destination", why);
+  RIG_RETURN_IF_FAILED(check_extent(c.src, c, c.src_pitch, "source"));
+  return check_extent(c.dst, c, c.dst_pitch, "destination");
 }
 
-bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why) {
-  if (!aligned(body)) return fail(why, "handover", "body not 8-byte aligned (receiver bug)");
-  if (!read_fixed(body, out.fixed, "handover", why)) return false;
+Outcome decode(std::span<const std::byte> body, HandoverView& out) {
+  if (!aligned(body)) return fail("handover", "body not 8-byte aligned (receiver bug)");
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "handover"));
   const Handover& h = out.fixed;
-  if (h.device >= kMaxDevices) return fail(why, "handover", "device past the maximum");
-  if (h.n_waits > kMaxWaits) return fail(why, "handover", "too many waits");
-  if (h.n_parts > kMaxParts) return fail(why, "handover", "too many parts");
-  if (h.n_words > kMaxWords) return fail(why, "handover", "too many words");
+  if (h.device >= kMaxDevices) return fail("handover", "device past the maximum");
+  if (h.n_waits > kMaxWaits) return fail("handover", "too many waits");
+  if (h.n_parts > kMaxParts) return fail("handover", "too many parts");
+  if (h.n_words > kMaxWords) return fail("handover", "too many words");
   const std::uint64_t want = handover_body_bytes(h.n_waits, h.n_parts, h.n_words);
   if (body.size() != want) {
-    return fail(why, "handover", "length " + std::to_string(body.size()) +
-                                     " does not match its counts (expected " +
-                                     std::to_string(want) + ")");
+    return fail("handover", "length " + std::to_string(body.size()) +
+                                " does not match its counts (expected " +
+                                std::to_string(want) + ")");
   }
   std::size_t at = sizeof(Handover);
   out.waits = view_of<Wait>(body, at, h.n_waits);
@@ -203,123 +203,122 @@ bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why
   at += std::size_t{h.n_parts} * sizeof(Part);
   out.words = view_of<std::uint32_t>(body, at, h.n_words);
   for (const Wait& w : out.waits) {
-    if (w.device >= kMaxDevices) return fail(why, "handover", "wait on a device past the maximum");
-    if (w.reserved != 0) return fail(why, "handover", "wait with reserved field set");
+    if (w.device >= kMaxDevices) return fail("handover", "wait on a device past the maximum");
+    if (w.reserved != 0) return fail("handover", "wait with reserved field set");
   }
   std::uint64_t words = 0;
   for (std::size_t i = 0; i < out.parts.size(); ++i) {
     const Part& p = out.parts[i];
-    if (p.queue > 1) return fail(why, "handover", "part " + std::to_string(i) + ": unknown queue");
-    if (p.reserved != 0) return fail(why, "handover", "part with reserved field set");
+    if (p.queue > 1) return fail("handover", "part " + std::to_string(i) + ": unknown queue");
+    if (p.reserved != 0) return fail("handover", "part with reserved field set");
     switch (static_cast<PartKind>(p.kind)) {
       case PartKind::kCopy:
-        if (!check_copy(p.copy, why)) {
-          why += " (part " + std::to_string(i) + ")";
-          return false;
+        if (Outcome copy = check_copy(p.copy); !copy.ok()) {
+          return Outcome::failed(copy.err(), copy.why() + " (part " + std::to_string(i) + ")");
         }
         break;
       case PartKind::kWords:
         for (auto r : p.words.reserved) {
           if (r != 0) {
-            return fail(why, "handover", "part " + std::to_string(i) + ": reserved bytes set");
+            return fail("handover", "part " + std::to_string(i) + ": reserved bytes set");
           }
         }
         words += p.words.n_words;
         break;
       default:
-        return fail(why, "handover", "part " + std::to_string(i) + ": unknown kind " +
-                                         std::to_string(p.kind));
+        return fail("handover", "part " + std::to_string(i) + ": unknown kind " +
+                                    std::to_string(p.kind));
     }
   }
-  if (words != h.n_words) return fail(why, "handover", "words parts do not add up to n_words");
-  return true;
+  if (words != h.n_words) return fail("handover", "words parts do not add up to n_words");
+  return {};
 }
 
-bool decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out,
-                  std::string& why) {
-  if (!exact(fixed, out, "bytes", why)) return false;
-  if (out.length == 0 || out.length > kMaxChunk) return fail(why, "bytes", "payload length out of range");
+Outcome decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out) {
+  RIG_RETURN_IF_FAILED(exact(fixed, out, "bytes"));
+  if (out.length == 0 || out.length > kMaxChunk) return fail("bytes", "payload length out of range");
   if (std::size_t{frame_length} != sizeof(Bytes) + std::size_t{out.length}) {
-    return fail(why, "bytes", "frame length does not match the payload length");
+    return fail("bytes", "frame length does not match the payload length");
   }
-  if (out.reserved != 0) return fail(why, "bytes", "reserved field set");
+  if (out.reserved != 0) return fail("bytes", "reserved field set");
   std::uint64_t end = 0;
-  if (!add_ok(out.offset, out.length, end)) return fail(why, "bytes", "offset overflows");
-  return true;
+  if (!add_ok(out.offset, out.length, end)) return fail("bytes", "offset overflows");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Done& out, std::string& why) {
-  if (!exact(body, out, "done", why)) return false;
-  if (out.reserved != 0) return fail(why, "done", "reserved field set");
-  return true;
+Outcome decode(std::span<const std::byte> body, Done& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "done"));
+  if (out.reserved != 0) return fail("done", "reserved field set");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, FailureView& out, std::string& why) {
-  if (!read_fixed(body, out.fixed, "failure", why)) return false;
-  if (out.fixed.text_length > kMaxText) return fail(why, "failure", "reason text too long");
+Outcome decode(std::span<const std::byte> body, FailureView& out) {
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "failure"));
+  if (out.fixed.text_length > kMaxText) return fail("failure", "reason text too long");
   if (body.size() != sizeof(Failure) + std::size_t{out.fixed.text_length}) {
-    return fail(why, "failure", "length does not match its text");
+    return fail("failure", "length does not match its text");
   }
   out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Failure),
               out.fixed.text_length};
-  return true;
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Close& out, std::string& why) {
-  if (!exact(body, out, "close", why)) return false;
-  if (out.reserved != 0) return fail(why, "close", "reserved field set");
-  return true;
+Outcome decode(std::span<const std::byte> body, Close& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "close"));
+  if (out.reserved != 0) return fail("close", "reserved field set");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Striped& out, std::string& why) {
-  if (!exact(body, out, "striped", why)) return false;
-  if (out.length == 0) return fail(why, "striped", "length 0");
-  if (out.piece == 0 || out.piece > kMaxChunk) return fail(why, "striped", "piece size out of range");
-  if (stripe_pieces(out) > kMaxStripes) return fail(why, "striped", "more pieces than the maximum stripes");
+Outcome decode(std::span<const std::byte> body, Striped& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "striped"));
+  if (out.length == 0) return fail("striped", "length 0");
+  if (out.piece == 0 || out.piece > kMaxChunk) return fail("striped", "piece size out of range");
+  if (stripe_pieces(out) > kMaxStripes) return fail("striped", "more pieces than the maximum stripes");
   std::uint64_t end = 0;
-  if (!add_ok(out.offset, out.length, end)) return fail(why, "striped", "offset overflows");
-  return true;
+  if (!add_ok(out.offset, out.length, end)) return fail("striped", "offset overflows");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Ping& out, std::string& why) {
-  return exact(body, out, "ping", why);
+Outcome decode(std::span<const std::byte> body, Ping& out) {
+  return exact(body, out, "ping");
 }
 
-bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why) {
-  if (!exact(body, out, "status query", why)) return false;
-  if (out.id == 0) return fail(why, "status query", "id 0");
-  if (out.reserved != 0) return fail(why, "status query", "reserved field set");
-  return true;
+Outcome decode(std::span<const std::byte> body, StatusQuery& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "status query"));
+  if (out.id == 0) return fail("status query", "id 0");
+  if (out.reserved != 0) return fail("status query", "reserved field set");
+  return {};
 }
 
 Framed<StatusQuery> encode_status_query(std::uint64_t id) {
   return encode(StatusQuery{id, 0});
 }
 
-bool decode(std::span<const std::byte> body, StatusView& out, std::string& why) {
-  if (!read_fixed(body, out.fixed, "status", why)) return false;
-  if (out.fixed.id == 0) return fail(why, "status", "id 0");
-  if (out.fixed.reserved != 0) return fail(why, "status", "reserved field set");
-  if (out.fixed.text_length == 0) return fail(why, "status", "empty text");
+Outcome decode(std::span<const std::byte> body, StatusView& out) {
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "status"));
+  if (out.fixed.id == 0) return fail("status", "id 0");
+  if (out.fixed.reserved != 0) return fail("status", "reserved field set");
+  if (out.fixed.text_length == 0) return fail("status", "empty text");
   if (out.fixed.text_length > kMaxStatusText) {
-    return fail(why, "status", "text of " + std::to_string(out.fixed.text_length) + " bytes, longer than " +
-                                   std::to_string(kMaxStatusText));
+    return fail("status", "text of " + std::to_string(out.fixed.text_length) + " bytes, longer than " +
+                              std::to_string(kMaxStatusText));
   }
   if (body.size() != sizeof(Status) + std::size_t{out.fixed.text_length}) {
-    return fail(why, "status", "length does not match its text");
+    return fail("status", "length does not match its text");
   }
   out.text = {reinterpret_cast<const char*>(body.data()) + sizeof(Status), out.fixed.text_length};
-  return true;
+  return {};
 }
 
-bool encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out, std::string& why) {
-  if (id == 0) return fail(why, "status", "id 0");
+Outcome encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out) {
+  // The caller's own mistake, not a peer's: -EINVAL.
+  if (id == 0) return Outcome::failed(-EINVAL, "status: id 0");
   if (text.empty() || text.size() > kMaxStatusText) {
-    return fail(why, "status", "text of " + std::to_string(text.size()) + " bytes outside 1.." +
-                                   std::to_string(kMaxStatusText));
+    return Outcome::failed(-EINVAL, "status: text of " + std::to_string(text.size()) +
+                                        " bytes outside 1.." + std::to_string(kMaxStatusText));
   }
   out = encode(Status{id, static_cast<std::uint32_t>(text.size()), 0});
-  return true;
+  return {};
 }
 
 }  // namespace rig::wire

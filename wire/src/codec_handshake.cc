@@ -10,106 +10,106 @@ namespace rig::wire {
 
 using namespace decoding;
 
-bool decode(std::span<const std::byte> body, Hello& out, std::string& why) {
-  if (!exact(body, out, "hello", why)) return false;
-  if (out.magic != kMagic) return fail(why, "hello", "bad magic (not a rig-remote peer)");
+Outcome decode(std::span<const std::byte> body, Hello& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "hello"));
+  if (out.magic != kMagic) return fail("hello", "bad magic (not a rig-remote peer)");
   if (out.version != kVersion) {
-    return fail(why, "hello", "protocol version " + std::to_string(out.version) +
-                                  " is not supported (this side speaks " +
-                                  std::to_string(kVersion) + ")");
+    return fail("hello", "protocol version " + std::to_string(out.version) +
+                             " is not supported (this side speaks " +
+                             std::to_string(kVersion) + ")");
   }
-  if (out.reserved != 0 || out.reserved2 != 0) return fail(why, "hello", "reserved fields set");
-  return true;
+  if (out.reserved != 0 || out.reserved2 != 0) return fail("hello", "reserved fields set");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, WelcomeView& out, std::string& why) {
-  if (!aligned(body)) return fail(why, "welcome", "body not 8-byte aligned (receiver bug)");
-  if (!read_fixed(body, out.fixed, "welcome", why)) return false;
+Outcome decode(std::span<const std::byte> body, WelcomeView& out) {
+  if (!aligned(body)) return fail("welcome", "body not 8-byte aligned (receiver bug)");
+  RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "welcome"));
   const Welcome& w = out.fixed;
-  if (w.magic != kMagic) return fail(why, "welcome", "bad magic (not a rig-agent)");
+  if (w.magic != kMagic) return fail("welcome", "bad magic (not a rig-agent)");
   if (w.version != kVersion) {
-    return fail(why, "welcome", "protocol version " + std::to_string(w.version) +
-                                    " is not supported (this side speaks " + std::to_string(kVersion) + ")");
+    return fail("welcome", "protocol version " + std::to_string(w.version) +
+                               " is not supported (this side speaks " + std::to_string(kVersion) + ")");
   }
-  if (w.auth > 1) return fail(why, "welcome", "auth field neither 0 nor 1");
+  if (w.auth > 1) return fail("welcome", "auth field neither 0 nor 1");
   if (w.auth == 0 && std::any_of(std::begin(w.mac), std::end(w.mac), [](std::uint8_t b) { return b != 0; })) {
-    return fail(why, "welcome", "an open agent's welcome carries a MAC");
+    return fail("welcome", "an open agent's welcome carries a MAC");
   }
   if (w.n_accounts == 0 || w.n_accounts > kMaxDevices) {
-    return fail(why, "welcome", "account count " + std::to_string(w.n_accounts) +
-                                    " outside 1.." + std::to_string(kMaxDevices));
+    return fail("welcome", "account count " + std::to_string(w.n_accounts) +
+                               " outside 1.." + std::to_string(kMaxDevices));
   }
   if (body.size() != sizeof(Welcome) + std::size_t{w.n_accounts} * sizeof(Account)) {
-    return fail(why, "welcome", "length does not match " + std::to_string(w.n_accounts) +
-                                    " accounts");
+    return fail("welcome", "length does not match " + std::to_string(w.n_accounts) +
+                               " accounts");
   }
   out.accounts = view_of<Account>(body, sizeof(Welcome), w.n_accounts);
   std::int64_t last = -1;
   for (const Account& a : out.accounts) {
     const std::string who = "account " + std::to_string(a.id);
-    if (a.id >= kMaxDevices) return fail(why, "welcome", who + ": id past the maximum device");
+    if (a.id >= kMaxDevices) return fail("welcome", who + ": id past the maximum device");
     if (static_cast<std::int64_t>(a.id) <= last) {
-      return fail(why, "welcome", who + ": ids are not strictly increasing");
+      return fail("welcome", who + ": ids are not strictly increasing");
     }
     last = a.id;
     const auto kind = static_cast<AccountKind>(a.kind);
     if (kind != AccountKind::kHost && kind != AccountKind::kDevice) {
-      return fail(why, "welcome", who + ": unknown kind");
+      return fail("welcome", who + ": unknown kind");
     }
     if ((kind == AccountKind::kHost) != (a.id == 0)) {
-      return fail(why, "welcome", who + ": the machine's host, and only it, has id 0");
+      return fail("welcome", who + ": the machine's host, and only it, has id 0");
     }
     if (!terminated(a.name) || !terminated(a.arch)) {
-      return fail(why, "welcome", who + ": name or arch not NUL-terminated");
+      return fail("welcome", who + ": name or arch not NUL-terminated");
     }
-    if (a.name[0] == 0) return fail(why, "welcome", who + ": empty name");
+    if (a.name[0] == 0) return fail("welcome", who + ": empty name");
   }
   if (out.accounts.front().id != 0) {
-    return fail(why, "welcome", "the machine's host (account 0) is missing");
+    return fail("welcome", "the machine's host (account 0) is missing");
   }
-  return true;
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, StripeGrant& out, std::string& why) {
-  if (!exact(body, out, "stripe grant", why)) return false;
-  if (out.token == 0) return fail(why, "stripe grant", "token 0");
+Outcome decode(std::span<const std::byte> body, StripeGrant& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "stripe grant"));
+  if (out.token == 0) return fail("stripe grant", "token 0");
   if (out.max_stripes == 0 || out.max_stripes > kMaxStripes) {
-    return fail(why, "stripe grant", "stripe count " + std::to_string(out.max_stripes) + " outside 1.." +
-                                         std::to_string(kMaxStripes));
+    return fail("stripe grant", "stripe count " + std::to_string(out.max_stripes) + " outside 1.." +
+                                    std::to_string(kMaxStripes));
   }
-  if (out.reserved != 0) return fail(why, "stripe grant", "reserved field set");
-  return true;
+  if (out.reserved != 0) return fail("stripe grant", "reserved field set");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Join& out, std::string& why) {
-  if (!exact(body, out, "join", why)) return false;
-  if (out.magic != kMagic) return fail(why, "join", "bad magic (not a rig-remote peer)");
+Outcome decode(std::span<const std::byte> body, Join& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "join"));
+  if (out.magic != kMagic) return fail("join", "bad magic (not a rig-remote peer)");
   if (out.version != kVersion) {
-    return fail(why, "join", "protocol version " + std::to_string(out.version) +
-                                 " is not supported (this side speaks " + std::to_string(kVersion) + ")");
+    return fail("join", "protocol version " + std::to_string(out.version) +
+                            " is not supported (this side speaks " + std::to_string(kVersion) + ")");
   }
   if (out.count == 0 || out.count > kMaxStripes || out.stripe >= out.count) {
-    return fail(why, "join", "stripe " + std::to_string(out.stripe) + " of " + std::to_string(out.count) +
-                                 " outside the bounds (count 1.." + std::to_string(kMaxStripes) + ")");
+    return fail("join", "stripe " + std::to_string(out.stripe) + " of " + std::to_string(out.count) +
+                            " outside the bounds (count 1.." + std::to_string(kMaxStripes) + ")");
   }
-  if (out.reserved != 0) return fail(why, "join", "reserved field set");
-  if (out.min_kib == 0) return fail(why, "join", "threshold 0");
-  if (out.token == 0) return fail(why, "join", "token 0");
-  return true;
+  if (out.reserved != 0) return fail("join", "reserved field set");
+  if (out.min_kib == 0) return fail("join", "threshold 0");
+  if (out.token == 0) return fail("join", "token 0");
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Challenge& out, std::string& why) {
-  if (!exact(body, out, "challenge", why)) return false;
-  if (out.auth > 1) return fail(why, "challenge", "auth field neither 0 nor 1");
-  if (out.reserved != 0) return fail(why, "challenge", "reserved field set");
+Outcome decode(std::span<const std::byte> body, Challenge& out) {
+  RIG_RETURN_IF_FAILED(exact(body, out, "challenge"));
+  if (out.auth > 1) return fail("challenge", "auth field neither 0 nor 1");
+  if (out.reserved != 0) return fail("challenge", "reserved field set");
   if (out.name[0] == 0 || std::memchr(out.name, 0, sizeof out.name) == nullptr) {
-    return fail(why, "challenge", "the agent's name is empty or not NUL-terminated");
+    return fail("challenge", "the agent's name is empty or not NUL-terminated");
   }
-  return true;
+  return {};
 }
 
-bool decode(std::span<const std::byte> body, Proof& out, std::string& why) {
-  return exact(body, out, "proof", why);
+Outcome decode(std::span<const std::byte> body, Proof& out) {
+  return exact(body, out, "proof");
 }
 
 }  // namespace rig::wire

@@ -2,40 +2,42 @@
 // decode, the fixed part of a body, views of its tail, overflow-checked sums. Internal.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
 
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::wire::decoding {
 
-inline bool fail(std::string& why, const char* msg, const std::string& detail) {
-  why = std::string(msg) + ": " + detail;
-  return false;
+// A body that breaks the protocol: -EPROTO, the message's name and what is wrong with it.
+inline Outcome fail(const char* msg, const std::string& detail) {
+  return Outcome::failed(-EPROTO, std::string(msg) + ": " + detail);
 }
 
 template <class M>
-bool read_fixed(std::span<const std::byte> body, M& out, const char* name, std::string& why) {
+Outcome read_fixed(std::span<const std::byte> body, M& out, const char* name) {
   if (body.size() < sizeof(M)) {
-    return fail(why, name,
+    return fail(name,
                 "body of " + std::to_string(body.size()) + " bytes is shorter than its " +
                     std::to_string(sizeof(M)) + "-byte fixed part");
   }
   std::memcpy(&out, body.data(), sizeof(M));
-  return true;
+  return {};
 }
 
 template <class M>
-bool exact(std::span<const std::byte> body, M& out, const char* name, std::string& why) {
-  if (!read_fixed(body, out, name, why)) return false;
+Outcome exact(std::span<const std::byte> body, M& out, const char* name) {
+  RIG_RETURN_IF_FAILED(read_fixed(body, out, name));
   if (body.size() != sizeof(M)) {
-    return fail(why, name,
+    return fail(name,
                 "body of " + std::to_string(body.size()) + " bytes, expected exactly " +
                     std::to_string(sizeof(M)));
   }
-  return true;
+  return {};
 }
 
 template <class T>

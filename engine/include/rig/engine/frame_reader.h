@@ -16,6 +16,7 @@
 #include "rig/engine/socket.h"
 #include "rig/export.h"
 #include "rig/wire/frame_header.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::engine {
 
@@ -26,11 +27,13 @@ class FrameReader {
   FrameReader(Socket& socket, Counters& counters);
   ~FrameReader();
 
-  // Reads and checks the next frame header. Returns 0, 1 at a clean end of stream between
-  // frames, or -errno (-EPROTO with `why` set for a header that check_header rejects).
+  // Reads and checks the next frame header. Fails with wire::kStreamEnded at a clean end of
+  // stream between frames, -EPROTO for a header that check_header rejects (the reason names
+  // it), or the read's -errno (the reason says the connection was lost; a caller that knows
+  // why, such as its silence bound for -ETIMEDOUT, says so instead).
   // within_message: the frame continues a message whose first frame was read (a handover's
   // bytes): its read never waits for the gathering's mark.
-  int next(wire::FrameHeader& header, std::string& why, bool within_message = false);
+  wire::Outcome next(wire::FrameHeader& header, bool within_message = false);
 
   // Reads the next `n` bytes of the frame into 8-byte aligned memory, valid until the next
   // call. Returns 0 or -errno.

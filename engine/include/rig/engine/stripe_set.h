@@ -66,10 +66,10 @@ class StripeSet {
   int send_striped(const wire::Striped& s, const void* base, std::uint64_t row_bytes,
                    std::uint64_t pitch);
   // recv_striped: the reader's side. The payload lands straight in place; then every piece's
-  // header must be the one `s` announced, or it returns -EPROTO with `why` (the set is left
-  // open: the caller fails the job with that reason first, which closes it).
-  int recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes,
-                   std::uint64_t pitch, std::string& why);
+  // header must be the one `s` announced, or it fails with -EPROTO naming the difference (the
+  // set is left open: the caller fails the job with that reason first, which closes it). Other
+  // failures: -ENOMEM, or a stripe's -errno (-ETIMEDOUT: the caller names its silence bound).
+  wire::Outcome recv_striped(const wire::Striped& s, void* base, std::uint64_t row_bytes, std::uint64_t pitch);
 
   // Sends packed bytes [at, at + n) of a copy part (memory as for send_striped) the striped
   // way: in groups of kGroupBytes, each announced by a kStriped message on `conn` (whose turn

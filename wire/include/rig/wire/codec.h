@@ -3,8 +3,8 @@
 // Decoding: a receiver first checks the 8-byte header (check_header), which bounds the body
 // before anything is read; then, for every type but kBytes, reads the whole body into 8-byte
 // aligned memory and decodes it into a view whose spans point into that memory. Every decoder
-// checks every length, count and field it can check without state, and on failure returns
-// false with `why` naming the message and the field. Nothing is read out of bounds.
+// checks every length, count and field it can check without state, and on failure returns an
+// Outcome of -EPROTO whose reason names the message and the field. Nothing is read out of bounds.
 #pragma once
 
 #include <cassert>
@@ -18,6 +18,7 @@
 #include "rig/export.h"
 #include "rig/wire/frame_header.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::wire {
 
@@ -162,29 +163,28 @@ struct FailureView {
 };
 
 // `body` is the frame's body (header.length bytes), 8-byte aligned.
-bool decode(std::span<const std::byte> body, Hello& out, std::string& why);
-bool decode(std::span<const std::byte> body, WelcomeView& out, std::string& why);
-bool decode(std::span<const std::byte> body, RequestView& out, std::string& why);
-bool decode(std::span<const std::byte> body, AnswerView& out, std::string& why);
-bool decode(std::span<const std::byte> body, Release& out, std::string& why);
-bool decode(std::span<const std::byte> body, HandoverView& out, std::string& why);
-bool decode(std::span<const std::byte> body, Done& out, std::string& why);
-bool decode(std::span<const std::byte> body, FailureView& out, std::string& why);
-bool decode(std::span<const std::byte> body, Close& out, std::string& why);
-bool decode(std::span<const std::byte> body, Ping& out, std::string& why);
-bool decode(std::span<const std::byte> body, StripeGrant& out, std::string& why);
-bool decode(std::span<const std::byte> body, Join& out, std::string& why);
-bool decode(std::span<const std::byte> body, Challenge& out, std::string& why);
-bool decode(std::span<const std::byte> body, Proof& out, std::string& why);
+Outcome decode(std::span<const std::byte> body, Hello& out);
+Outcome decode(std::span<const std::byte> body, WelcomeView& out);
+Outcome decode(std::span<const std::byte> body, RequestView& out);
+Outcome decode(std::span<const std::byte> body, AnswerView& out);
+Outcome decode(std::span<const std::byte> body, Release& out);
+Outcome decode(std::span<const std::byte> body, HandoverView& out);
+Outcome decode(std::span<const std::byte> body, Done& out);
+Outcome decode(std::span<const std::byte> body, FailureView& out);
+Outcome decode(std::span<const std::byte> body, Close& out);
+Outcome decode(std::span<const std::byte> body, Ping& out);
+Outcome decode(std::span<const std::byte> body, StripeGrant& out);
+Outcome decode(std::span<const std::byte> body, Join& out);
+Outcome decode(std::span<const std::byte> body, Challenge& out);
+Outcome decode(std::span<const std::byte> body, Proof& out);
 // Checks what needs no state; the receiver checks the pieces against its stripe count.
-bool decode(std::span<const std::byte> body, Striped& out, std::string& why);
+Outcome decode(std::span<const std::byte> body, Striped& out);
 // kBytes: only the fixed part is read into memory; `frame_length` is the header's length, and
 // the payload (out.length bytes) follows on the stream.
-bool decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out,
-                  std::string& why);
+Outcome decode_bytes(std::span<const std::byte> fixed, std::uint32_t frame_length, Bytes& out);
 
 // Checks a copy part on its own: sides, rows, pitches, and that no range overflows 64 bits.
-bool check_copy(const CopyPart& copy, std::string& why);
+Outcome check_copy(const CopyPart& copy);
 
 // Bytes that cross for a copy with a kClient side: rows * row_bytes (checked by check_copy).
 inline std::uint64_t packed_bytes(const CopyPart& c) { return c.rows * c.row_bytes; }
@@ -201,9 +201,9 @@ struct StatusView {
   std::string_view text;  // the JSON, not checked here
 };
 // id not 0, reserved 0, length exactly 16.
-bool decode(std::span<const std::byte> body, StatusQuery& out, std::string& why);
+Outcome decode(std::span<const std::byte> body, StatusQuery& out);
 // id not 0, reserved 0, text_length in 1..kMaxStatusText, length = 16 + text_length exactly.
-bool decode(std::span<const std::byte> body, StatusView& out, std::string& why);
+Outcome decode(std::span<const std::byte> body, StatusView& out);
 template <>
 struct TypeOf<StatusQuery> {
   static constexpr MsgType value = MsgType::kStatusQuery;
@@ -215,8 +215,8 @@ struct TypeOf<Status> {
 constexpr std::uint64_t tail_bytes(const Status& m) { return m.text_length; }
 // A kStatusQuery frame, ready to send.
 Framed<StatusQuery> encode_status_query(std::uint64_t id);
-// kStatus's header and fixed part for `text`, which is sent right after them as the tail. False
-// with `why` for id 0 or a text outside 1..kMaxStatusText bytes (nothing encoded).
-bool encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out, std::string& why);
+// kStatus's header and fixed part for `text`, which is sent right after them as the tail. -EINVAL
+// for id 0 or a text outside 1..kMaxStatusText bytes (nothing encoded).
+Outcome encode_status(std::uint64_t id, std::string_view text, Framed<Status>& out);
 
 }  // namespace rig::wire

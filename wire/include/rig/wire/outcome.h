@@ -5,7 +5,7 @@
 // memory, any other a connection lost or a bound passed. The reason is the failure's own words;
 // the context ("link to agent A: ", "protocol violation by the agent: ") is added once, by the
 // caller that classifies the outcome. Exceptions only at the C++ API's edge, codes at the C edge.
-// (Issue 39, item 2: the proxy's receiving thread is the first layer converted to it.)
+// It lives in wire, the layer every other one builds on, so that the decoders use it too.
 #pragma once
 
 #include <cassert>
@@ -13,10 +13,12 @@
 #include <string>
 #include <utility>
 
-namespace rig::engine {
+namespace rig::wire {
 
 // The errno of an outcome whose peer ended the job with its own reason (a kFailure message).
 inline constexpr int kPeerEnded = -ECONNABORTED;
+// The errno of a stream that the peer ended cleanly, between frames.
+inline constexpr int kStreamEnded = -ENODATA;
 
 class [[nodiscard]] Outcome {
  public:
@@ -37,4 +39,18 @@ class [[nodiscard]] Outcome {
   std::string why_;
 };
 
-}  // namespace rig::engine
+// The bridge to code still on `bool` + `why` (the agent, until item 2 reaches it): true when ok,
+// else false with `why` set to the reason.
+inline bool passed(const Outcome& o, std::string& why) {
+  if (!o.ok()) why = o.why();
+  return o.ok();
+}
+
+}  // namespace rig::wire
+
+// Returns `expr`'s outcome from the enclosing function when it failed (absl's RETURN_IF_ERROR).
+#define RIG_RETURN_IF_FAILED(expr)                                  \
+  do {                                                              \
+    if (::rig::wire::Outcome rig_failed_ = (expr); !rig_failed_.ok()) \
+      return rig_failed_;                                           \
+  } while (0)
