@@ -1,11 +1,14 @@
 #include "job/objects.h"
 
 #include <algorithm>
+#include <string>
 #include <variant>
 
 #include "job/accounts.h"
 
 namespace rig::agent {
+
+using wire::violation;  // a request or release that breaks the protocol fails the job
 
 void ObjectTable::add(std::uint64_t id, Object o) {
   objects_[id] = std::move(o);
@@ -20,74 +23,70 @@ bool ObjectTable::room_for_one(Answer& a, wire::AnswerStatus refusal) const {
   return false;
 }
 
-bool ObjectTable::alloc(const wire::Request& q, Answer& a, std::string& why) {
+wire::Outcome ObjectTable::alloc(const wire::Request& q, Answer& a) {
   if (objects_.count(q.object) != 0) {
-    why = "alloc of object " + std::to_string(q.object) + ", which exists";
-    return false;
+    return violation("alloc of object " + std::to_string(q.object) + ", which exists");
   }
   if (q.arg0 == 0 || q.arg0 % 4 != 0) {
     a = {wire::AnswerStatus::kRefused, 0, "size is not a positive multiple of 4"};
-    return true;
+    return {};
   }
   if (q.arg1 != 0) {
     a = {wire::AnswerStatus::kRefused, 0, "the device has no such memory"};
-    return true;
+    return {};
   }
-  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return true;
+  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return {};
   DeviceBackend& d = *devices_[q.device];
   std::shared_ptr<Memory> memory = d.allocate(q.arg0);
   if (!memory) {
     a = {wire::AnswerStatus::kRefused, 0, d.no_room(q.arg0)};
-    return true;
+    return {};
   }
   add(q.object, Object{q.device, std::move(memory)});
   a = {};
-  return true;
+  return {};
 }
 
-bool ObjectTable::map_peer(const wire::Request& q, Answer& a, std::string& why) {
+wire::Outcome ObjectTable::map_peer(const wire::Request& q, Answer& a) {
   auto src = objects_.find(q.arg0);
   if (src == objects_.end()) {
     a = {wire::AnswerStatus::kRefused, 0, "no such object"};
-    return true;
+    return {};
   }
   if (objects_.count(q.object) != 0) {
-    why = "map_peer to object " + std::to_string(q.object) + ", which exists";
-    return false;
+    return violation("map_peer to object " + std::to_string(q.object) + ", which exists");
   }
-  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return true;
+  if (!room_for_one(a, wire::AnswerStatus::kRefused)) return {};
   std::shared_ptr<Memory> mapped;
   if (reaches(devices_, src->second.device, q.device)) mapped = devices_[q.device]->map_peer(src->second.memory);
   if (!mapped) {
     a = {wire::AnswerStatus::kRefused, 0, "the device does not reach that memory"};
-    return true;
+    return {};
   }
   add(q.object, Object{q.device, std::move(mapped)});
   a = {};
-  return true;
+  return {};
 }
 
-bool ObjectTable::load_image(const wire::Request& q, std::span<const std::byte> binary, Answer& a,
-                             std::string& why) {
+wire::Outcome ObjectTable::load_image(const wire::Request& q, std::span<const std::byte> binary, Answer& a) {
   if (!devices_[q.device]->runs_words()) {
     a = {wire::AnswerStatus::kError, 0, "only the machine's host loads code"};
-    return true;
+    return {};
   }
   if (images_.count(q.object) != 0 || objects_.count(q.object) != 0) {
-    why = "image " + std::to_string(q.object) + ", which exists";
-    return false;
+    return violation("image " + std::to_string(q.object) + ", which exists");
   }
-  if (!room_for_one(a, wire::AnswerStatus::kError)) return true;
+  if (!room_for_one(a, wire::AnswerStatus::kError)) return {};
   auto loaded = program::Image::load(binary);
   if (auto* err = std::get_if<std::string>(&loaded)) {
     a = {wire::AnswerStatus::kError, 0, *err};
-    return true;
+    return {};
   }
   auto img = std::make_shared<ImageObject>();
   img->image = std::make_shared<const program::Image>(std::move(std::get<program::Image>(loaded)));
   images_[q.object] = std::move(img);
   a = {};
-  return true;
+  return {};
 }
 
 Answer ObjectTable::entry(const wire::Request& q, std::string_view name) {
@@ -114,22 +113,20 @@ Answer ObjectTable::entry(const wire::Request& q, std::string_view name) {
   return {wire::AnswerStatus::kOk, *index, {}};
 }
 
-bool ObjectTable::release(const wire::Release& r, std::string& why) {
+wire::Outcome ObjectTable::release(const wire::Release& r) {
   // Pending work holds its own references: the memory goes once that work no longer needs it.
   if (r.kind == static_cast<std::uint16_t>(wire::ReleaseKind::kObject)) {
     if (objects_.erase(r.object) == 0) {
-      why = "release of object " + std::to_string(r.object) + ", which does not exist";
-      return false;
+      return violation("release of object " + std::to_string(r.object) + ", which does not exist");
     }
     auto w = by_word_.find(static_cast<std::uint32_t>(r.object));
     if (w != by_word_.end() && w->second == r.object) by_word_.erase(w);
-    return true;
+    return {};
   }
   if (images_.erase(r.object) == 0) {
-    why = "release of image " + std::to_string(r.object) + ", which does not exist";
-    return false;
+    return violation("release of image " + std::to_string(r.object) + ", which does not exist");
   }
-  return true;
+  return {};
 }
 
 const Object* ObjectTable::object(std::uint64_t id) const {

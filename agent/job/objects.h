@@ -17,6 +17,7 @@
 #include "devices/device.h"
 #include "rig/program/program.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -49,15 +50,15 @@ class ObjectTable final : public program::Objects {
   ObjectTable(const std::vector<std::unique_ptr<DeviceBackend>>& devices, std::uint64_t max_objects)
       : devices_(devices), max_objects_(max_objects) {}
 
-  // Each request (its device checked by the caller) gives an answer, or returns false with
-  // `why` when the client broke the protocol (an id that exists already), which fails the job.
-  bool alloc(const wire::Request& q, Answer& a, std::string& why);
-  bool map_peer(const wire::Request& q, Answer& a, std::string& why);
-  bool load_image(const wire::Request& q, std::span<const std::byte> binary, Answer& a, std::string& why);
+  // Each request (its device checked by the caller) gives an answer, or fails with -EPROTO
+  // when the client broke the protocol (an id that exists already), which fails the job.
+  wire::Outcome alloc(const wire::Request& q, Answer& a);
+  wire::Outcome map_peer(const wire::Request& q, Answer& a);
+  wire::Outcome load_image(const wire::Request& q, std::span<const std::byte> binary, Answer& a);
   // entry and prepare: makes the entry of function `name` of image q.object once.
   Answer entry(const wire::Request& q, std::string_view name);
-  // A release of an object or an image; false (with why) for one that does not exist.
-  bool release(const wire::Release& r, std::string& why);
+  // A release of an object or an image; -EPROTO for one that does not exist.
+  wire::Outcome release(const wire::Release& r);
 
   const Object* object(std::uint64_t id) const;
   std::shared_ptr<ImageObject> image(std::uint64_t id) const;

@@ -235,24 +235,27 @@ bool Session::on_request(std::span<const std::byte> body, std::string& why) {
   const wire::Request& q = r.fixed;
   const auto kind = static_cast<wire::RequestKind>(q.kind);
   Answer a;
-  bool ok = true;
+  wire::Outcome handled;  // fails for a request that breaks the protocol
   if (kind == wire::RequestKind::kEntry || kind == wire::RequestKind::kPrepare) {
     a = job_->objects.entry(q, std::string_view(reinterpret_cast<const char*>(r.tail.data()), r.tail.size()));
   } else if (q.device >= job_->devices.size()) {
     a = {wire::AnswerStatus::kRefused, 0, "no device " + std::to_string(q.device) + " on this agent"};
   } else if (kind == wire::RequestKind::kAlloc) {
-    ok = job_->objects.alloc(q, a, why);
+    handled = job_->objects.alloc(q, a);
   } else if (kind == wire::RequestKind::kMapPeer) {
-    ok = job_->objects.map_peer(q, a, why);
+    handled = job_->objects.map_peer(q, a);
   } else {
-    ok = job_->objects.load_image(q, r.tail, a, why);
+    handled = job_->objects.load_image(q, r.tail, a);
   }
-  return ok && job_->outbox.answer(q.id, a);
+  if (!wire::passed(handled, why)) return false;
+  if (job_->outbox.answer(q.id, a)) return true;
+  why = "connection lost sending an answer";
+  return false;
 }
 
 bool Session::on_release(std::span<const std::byte> body, std::string& why) {
   wire::Release r{};
-  return wire::passed(wire::decode(body, r), why) && job_->objects.release(r, why);
+  return wire::passed(wire::decode(body, r), why) && wire::passed(job_->objects.release(r), why);
 }
 
 bool Session::on_handover(std::span<const std::byte> body, std::string& why) {

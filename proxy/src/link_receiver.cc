@@ -39,7 +39,7 @@ void LinkCore::receiver_threw(const char* what) noexcept {
 
 namespace {
 
-wire::Outcome violation(std::string why) { return wire::Outcome::failed(-EPROTO, std::move(why)); }
+using wire::violation;
 
 // The one place the receiving thread's failures get their context: a violation is the agent's.
 std::string described(const wire::Outcome& end) {

@@ -302,6 +302,46 @@ TEST_F(BadClient, AllocPastTheBudgetIsRefusedNotFatal) {
   EXPECT_NE(std::string(a.text).find("no room"), std::string::npos);
 }
 
+// An id is the client's to name once: an alloc of one the job holds, or a release of one it does
+// not hold (never had, or released already: the edge), is its violation and fails the job.
+TEST_F(BadClient, AnAllocOfAnIdTheJobHoldsFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  ASSERT_EQ(alloc(c, 5, 64), wire::AnswerStatus::kOk);
+  wire::Request r{};
+  r.id = 2;
+  r.kind = static_cast<std::uint16_t>(wire::RequestKind::kAlloc);
+  r.device = 1;
+  r.object = 5;
+  r.arg0 = 64;
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRequest, r));
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("alloc of object 5, which exists"), std::string::npos) << why;
+}
+
+TEST_F(BadClient, AReleaseOfAnIdTheJobDoesNotHoldFailsTheJob) {
+  for (const auto kind : {wire::ReleaseKind::kObject, wire::ReleaseKind::kImage}) {
+    RawClient c(agent_.endpoint());
+    c.hello();
+    ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRelease, wire::Release{77, static_cast<std::uint16_t>(kind), 0, 0}));
+    const std::string why = c.failure_text();
+    const std::string what = kind == wire::ReleaseKind::kObject ? "object" : "image";
+    EXPECT_NE(why.find("release of " + what + " 77, which does not exist"), std::string::npos) << why;
+  }
+}
+
+TEST_F(BadClient, AReleaseOfAnObjectReleasedAlreadyFailsTheJob) {
+  RawClient c(agent_.endpoint());
+  c.hello();
+  ASSERT_EQ(alloc(c, 5, 64), wire::AnswerStatus::kOk);
+  const wire::Release r{5, static_cast<std::uint16_t>(wire::ReleaseKind::kObject), 0, 0};
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRelease, r));
+  ASSERT_EQ(alloc(c, 6, 64), wire::AnswerStatus::kOk);  // the first release was taken: the job lives
+  ASSERT_TRUE(send_msg(c.fd(), wire::MsgType::kRelease, r));
+  const std::string why = c.failure_text();
+  EXPECT_NE(why.find("release of object 5, which does not exist"), std::string::npos) << why;
+}
+
 TEST_F(BadClient, PeerThatVanishesMidHandoverEndsOnlyItsJob) {
   {
     RawClient c(agent_.endpoint());

@@ -77,8 +77,8 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
     q.object = id;
     q.arg0 = bytes;
     Answer a;
-    std::string why;
-    ASSERT_TRUE(objects_->alloc(q, a, why)) << why;
+    const wire::Outcome o = objects_->alloc(q, a);
+    ASSERT_TRUE(o.ok()) << o.why();
     ASSERT_EQ(a.status, wire::AnswerStatus::kOk) << a.text;
   }
   std::byte* host(std::uint64_t id) { return objects_->object(id)->memory->host(); }
@@ -221,14 +221,15 @@ TEST_P(ExecutorTest, AFaultFromTheHostFailsWithTheDeviceAndTheProgramsReason) {
   const auto binary = program::assemble("func spin params=0\nloop:\n jmp loop\nend\n");
   ASSERT_TRUE(std::holds_alternative<std::vector<std::byte>>(binary));
   Answer a;
-  std::string why;
-  ASSERT_TRUE(objects_->load_image(q, std::get<std::vector<std::byte>>(binary), a, why)) << why;
+  const wire::Outcome o = objects_->load_image(q, std::get<std::vector<std::byte>>(binary), a);
+  ASSERT_TRUE(o.ok()) << o.why();
   ASSERT_EQ(objects_->entry(q, "spin").status, wire::AnswerStatus::kOk);
   wire::Part w{};
   w.kind = static_cast<std::uint16_t>(wire::PartKind::kWords);
   w.words.image = 9;
   w.words.function = 0;
   hand_over(0, 1, {}, {w});
+  std::string why;
   EXPECT_FALSE(executor_->run_ready(why));
   EXPECT_NE(why.find("device 0 (host) faulted: "), std::string::npos) << why;
   EXPECT_NE(why.find("spin"), std::string::npos) << why;

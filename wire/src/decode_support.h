@@ -15,7 +15,7 @@ namespace rig::wire::decoding {
 
 // A body that breaks the protocol: -EPROTO, the message's name and what is wrong with it.
 inline Outcome fail(const char* msg, const std::string& detail) {
-  return Outcome::failed(-EPROTO, std::string(msg) + ": " + detail);
+  return violation(std::string(msg) + ": " + detail);
 }
 
 template <class M>

@@ -39,6 +39,10 @@ class [[nodiscard]] Outcome {
   std::string why_;
 };
 
+// A peer that broke the protocol: -EPROTO and what it did; the caller that classifies the
+// outcome names the peer.
+inline Outcome violation(std::string why) { return Outcome::failed(-EPROTO, std::move(why)); }
+
 // The bridge to code still on `bool` + `why` (the agent, until item 2 reaches it): true when ok,
 // else false with `why` set to the reason.
 inline bool passed(const Outcome& o, std::string& why) {
