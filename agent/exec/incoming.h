@@ -19,6 +19,7 @@
 #include "job/job_stripes.h"
 #include "rig/engine/counters.h"
 #include "rig/engine/frame_reader.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -41,23 +42,25 @@ class Incoming {
     bool issues_at_once = false;
   };
   // Receives the bytes of every part of `ho` with a client source, in place or copied to the
-  // device as they come where `start` and the handover's parts allow it. False with why: then a
-  // part that `streams` may have copies in flight that read its staging (Executor::abandon).
-  bool receive(PendingHandover& ho, Start start, std::string& why);
+  // device as they come where `start` and the handover's parts allow it. A failure (-EPROTO the
+  // client's violation, -ENOMEM no room to stage, -EIO a device's fault, or the connection's
+  // -errno) fails the job: then a part that `streams` may have copies in flight that read its
+  // staging (Executor::abandon).
+  wire::Outcome receive(PendingHandover& ho, Start start);
   // Staged bytes whose copies to their device were issued as they came, since the job began.
   std::uint64_t bytes_streamed() const { return bytes_streamed_; }
 
  private:
   // The next bytes that a copy part expects: what a kBytes or a kStriped must continue exactly
-  // (else `why` names both).
+  // (else a violation naming both).
   struct Expected {
     std::uint32_t device;
     std::uint64_t value;
     std::uint32_t part;
     std::uint64_t got;    // packed bytes received so far
     std::uint64_t total;  // packed bytes of the part
-    bool continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,
-                      std::uint64_t offset, std::uint64_t length, std::string& why) const;
+    wire::Outcome continued_by(const char* what, std::uint32_t d, std::uint64_t v, std::uint32_t pt,
+                               std::uint64_t offset, std::uint64_t length) const;
   };
   // Where a part's packed bytes land: packed byte k at base + (k / row_bytes) * pitch + k % row_bytes.
   struct Rows {
@@ -70,14 +73,14 @@ class Incoming {
   // Whether part `index` of `ho` may land in place: memory the agent reaches, left alone.
   static bool in_place(const PendingHandover& ho, std::size_t index);
   // `streams`: the part's staged bytes are copied to the device as they come (stream).
-  bool receive_part(PendingHandover& ho, std::uint32_t index, const Rows& into, bool streams, std::string& why);
+  wire::Outcome receive_part(PendingHandover& ho, std::uint32_t index, const Rows& into, bool streams);
   // Issues the copy to ho's device of part `index`'s staged bytes that came since its last
   // one, up to `got` (whole rows where the part has several), once kStreamBytes of them came or
   // the part is all in.
-  bool stream(PendingHandover& ho, std::uint32_t index, std::uint64_t got, std::string& why);
+  wire::Outcome stream(PendingHandover& ho, std::uint32_t index, std::uint64_t got);
   // Receives a kStriped announcement (its header read) and its pieces into `into`.
-  bool receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
-                       std::uint64_t& length, std::string& why);
+  wire::Outcome receive_striped(const wire::FrameHeader& fh, const Expected& next, const Rows& into,
+                                std::uint64_t& length);
 
   engine::FrameReader& reader_;
   JobStripes& stripes_;
@@ -85,8 +88,8 @@ class Incoming {
   engine::Counters& counters_;
   const std::vector<std::unique_ptr<DeviceBackend>>& devices_;
   std::uint64_t bytes_streamed_ = 0;  // the session's thread only
-  // Why a read of the handover's bytes failed with rc.
-  std::string lost(int rc) const;
+  // A read of the handover's bytes that failed with rc: rc and why (the silence bound for -ETIMEDOUT).
+  wire::Outcome lost(int rc) const;
 
   int silence_ms_;
   std::vector<iovec> recv_iov_;  // scratch for receives into strided rows

@@ -269,8 +269,9 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
   if (!job_->executor.check_value(dev, h.fixed.value, why) || !job_->executor.check_room(dev, why)) return false;
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
-      !job_->incoming.receive(ho, {job_->executor.runs_at_once(ho.waits), job_->executor.issues_at_once(dev, ho.waits)},
-                              why)) {
+      !wire::passed(job_->incoming.receive(
+                        ho, {job_->executor.runs_at_once(ho.waits), job_->executor.issues_at_once(dev, ho.waits)}),
+                    why)) {
     const bool in_flight = std::any_of(ho.parts.begin(), ho.parts.end(), [](const PendingPart& p) { return p.streams; });
     if (in_flight) {
       job_->executor.abandon(std::move(ho));  // copies issued as the bytes came still read its staging
