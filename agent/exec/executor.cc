@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cerrno>
 #include <new>
 
 #include "exec/given_up_work.h"
@@ -17,21 +18,19 @@ Executor::Executor(const std::vector<std::unique_ptr<DeviceBackend>>& devices, O
       instruction_budget_(instruction_budget),
       lanes_(devices.size()) {}
 
-bool Executor::check_value(std::uint32_t device, std::uint64_t value, std::string& why) const {
+wire::Outcome Executor::check_value(std::uint32_t device, std::uint64_t value) const {
   assert(device < lanes_.size());
-  if (value > lanes_[device].received) return true;
-  why = "handover value " + std::to_string(value) + " of device " + std::to_string(device) +
-        " is not above the previous one (" + std::to_string(lanes_[device].received) + ")";
-  return false;
+  if (value > lanes_[device].received) return {};
+  return wire::violation("handover value " + std::to_string(value) + " of device " + std::to_string(device) +
+                         " is not above the previous one (" + std::to_string(lanes_[device].received) + ")");
 }
 
-bool Executor::check_room(std::uint32_t device, std::string& why) const {
+wire::Outcome Executor::check_room(std::uint32_t device) const {
   const std::uint64_t pending = lanes_[device].pending_cost;
-  if (pending <= wire::kRoomBytes) return true;
-  why = "handover for device " + std::to_string(device) + " while " + std::to_string(pending) +
-        " bytes of its earlier work are not done (a client's room admits one only at " +
-        std::to_string(wire::kRoomBytes) + " or less)";
-  return false;
+  if (pending <= wire::kRoomBytes) return {};
+  return wire::violation("handover for device " + std::to_string(device) + " while " + std::to_string(pending) +
+                         " bytes of its earlier work are not done (a client's room admits one only at " +
+                         std::to_string(wire::kRoomBytes) + " or less)");
 }
 
 void Executor::accept(PendingHandover ho) {
@@ -84,35 +83,35 @@ void Executor::place_waits(std::uint32_t device, PendingHandover& ho) {
   }
 }
 
-bool Executor::run_ready(std::string& why) {
+wire::Outcome Executor::run_ready() {
   bool progress = true;
   while (progress) {
     progress = false;
     for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
       // A value reported on another device may let a held report go.
-      if (!drain(dev, progress, why)) return false;
+      RIG_RETURN_IF_FAILED(drain(dev, progress));
       Lane& lane = lanes_[dev];
       // Only this device's queue waits for a handover that is not ready.
       while (!lane.queue.empty() && (lane.queue.front().next_part > 0 || ready(dev, lane.queue.front()))) {
         bool finished = false;
-        if (!run_front(dev, finished, why)) return false;
+        RIG_RETURN_IF_FAILED(run_front(dev, finished));
         if (!finished) break;  // waits for the device's earlier work: poll() resumes it
         progress = true;
       }
     }
   }
-  return true;
+  return {};
 }
 
-bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why) {
+wire::Outcome Executor::run_front(std::uint32_t device, bool& finished) {
   Lane& lane = lanes_[device];
   DeviceBackend& d = *devices_[device];
   PendingHandover& ho = lane.queue.front();
   if (!ho.waits_placed) place_waits(device, ho);
   while (ho.next_part < ho.parts.size()) {
     bool blocked = false;
-    if (!run_part(d, ho, ho.next_part, blocked, why)) return false;
-    if (blocked) return true;
+    RIG_RETURN_IF_FAILED(run_part(d, ho, ho.next_part, blocked));
+    if (blocked) return {};
     ++ho.next_part;
   }
   finished = true;
@@ -121,53 +120,52 @@ bool Executor::run_front(std::uint32_t device, bool& finished, std::string& why)
     // Done at once and nothing ahead or awaited: reported now, without the running lane.
     PendingHandover done = std::move(lane.queue.front());
     lane.queue.pop_front();
-    return complete(device, done, why);
+    return complete(device, done);
   }
   // Reported by a later poll or drain, behind the values ahead of it and those it waited for.
   ho.completed = c == Completion::kDone;
   lane.running.push_back(std::move(lane.queue.front()));
   lane.queue.pop_front();
   bool progress = false;
-  return drain(device, progress, why);
+  return drain(device, progress);
 }
 
-bool Executor::drain(std::uint32_t device, bool& progress, std::string& why) {
+wire::Outcome Executor::drain(std::uint32_t device, bool& progress) {
   Lane& lane = lanes_[device];
   while (!lane.running.empty() && lane.running.front().completed && reached(lane.running.front().held_by)) {
     PendingHandover ho = std::move(lane.running.front());
     lane.running.pop_front();
-    if (!complete(device, ho, why)) return false;
+    RIG_RETURN_IF_FAILED(complete(device, ho));
     progress = true;
   }
-  return true;
+  return {};
 }
 
-bool Executor::run_part(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
-                        std::string& why) {
+wire::Outcome Executor::run_part(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked) {
   PendingPart& p = ho.parts[index];
   if (!p.is_copy()) {
     // Words run on this thread: after the device's earlier work.
     if (!d.idle()) {
       blocked = true;
-      return true;
+      return {};
     }
-    return run_words(ho, p, why);
+    return run_words(ho, p);
   }
-  if (p.dst.client) return run_copy_out(d, ho, index, blocked, why);
+  if (p.dst.client) return run_copy_out(d, ho, index, blocked);
+  std::string why;
   bool ok = true;
   if (p.src.client) {
-    if (p.landed) return true;  // received straight into place (or copied to the device as it came)
+    if (p.landed) return {};  // received straight into place (or copied to the device as it came)
     ok = d.copy_in(p.dst_place(), p.staged.get(), p.shape(), why);
     if (ok) bytes_copied_in_ += p.shape().rows * p.shape().row_bytes;
   } else {
     ok = d.copy(p.dst_place(), p.src_place(), p.shape(), why);
   }
-  if (!ok) why = fault(d, why);
-  return ok;
+  if (!ok) return fault(d, why);
+  return {};
 }
 
-bool Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked,
-                            std::string& why) {
+wire::Outcome Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked) {
   PendingPart& p = ho.parts[index];
   const Shape shape = p.shape();
   const std::uint64_t total = shape.rows * shape.row_bytes;
@@ -175,45 +173,46 @@ bool Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t
   if (base == nullptr && !p.copied_out) {
     // Memory the agent cannot read: the device packs the rows into staging first.
     if (!staging_.admits(total)) {
-      why = staging_.refusal(total, "for the client");
-      return false;
+      return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "for the client"));
     }
     p.staged = staging_.take(total, p.staged_capacity);
     if (!p.staged) {
-      why = staging_.refusal(total, "for the client");  // the agent's host memory, or RAM
-      return false;
+      // the agent's host memory, or RAM
+      return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "for the client"));
     }
     const bool ranges = d.marks() && total > kStreamBytes;
-    if (!(ranges ? copy_out_ranges(d, p, why) : d.copy_out(p.staged.get(), p.src_place(), shape, why))) {
-      why = fault(d, why);
-      return false;
+    if (ranges) {
+      RIG_RETURN_IF_FAILED(copy_out_ranges(d, p));
+    } else if (std::string why; !d.copy_out(p.staged.get(), p.src_place(), shape, why)) {
+      return fault(d, why);
     }
     p.copied_out = true;
   }
-  if (!p.out_ranges.empty()) return send_ranges(d, ho, index, blocked, why);
+  if (!p.out_ranges.empty()) return send_ranges(d, ho, index, blocked);
   // The bytes are sent only once the device's earlier work (this copy-out too) is done.
   if (!d.idle()) {
     blocked = true;
-    return true;
+    return {};
   }
   const PartBytes b = p.copied_out ? PartBytes{p.staged.get(), shape, shape.row_bytes, 0, total}
                                    : PartBytes{base + p.src.offset, shape, p.src_place().pitch, 0, total};
-  return reports_.bytes(ho.device, ho.value, index, b, why);
+  return reports_.bytes(ho.device, ho.value, index, b);
 }
 
-bool Executor::copy_out_ranges(DeviceBackend& d, PendingPart& p, std::string& why) {
+wire::Outcome Executor::copy_out_ranges(DeviceBackend& d, PendingPart& p) {
   const Shape shape = p.shape();
   for (std::uint64_t at = 0; at < shape.rows * shape.row_bytes;) {
     const PackedRange r = next_out_range(shape, p.src_place(), at);
     std::uint64_t mark = 0;
-    if (!d.copy_out(p.staged.get() + at, r.place, r.shape, why) || !d.mark(mark, why)) return false;
+    std::string why;
+    if (!d.copy_out(p.staged.get() + at, r.place, r.shape, why) || !d.mark(mark, why)) return fault(d, why);
     p.out_ranges.push_back({r.end, mark});
     at = r.end;
   }
-  return true;
+  return {};
 }
 
-bool Executor::send_ranges(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why) {
+wire::Outcome Executor::send_ranges(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked) {
   PendingPart& p = ho.parts[index];
   const Shape shape = p.shape();
   for (; p.ranges_sent < p.out_ranges.size(); ++p.ranges_sent) {
@@ -222,37 +221,35 @@ bool Executor::send_ranges(DeviceBackend& d, PendingHandover& ho, std::uint32_t 
     // session armed is posted then.
     if (!d.passed(r.mark)) {
       blocked = true;
-      return true;
+      return {};
     }
     const std::uint64_t from = p.ranges_sent == 0 ? 0 : p.out_ranges[p.ranges_sent - 1].end;
-    if (!reports_.bytes(ho.device, ho.value, index, {p.staged.get(), shape, shape.row_bytes, from, r.end - from}, why)) {
-      return false;
-    }
+    RIG_RETURN_IF_FAILED(
+        reports_.bytes(ho.device, ho.value, index, {p.staged.get(), shape, shape.row_bytes, from, r.end - from}));
     bytes_streamed_out_ += r.end - from;
   }
-  return true;
+  return {};
 }
 
-bool Executor::run_words(const PendingHandover& ho, const PendingPart& p, std::string& why) {
+wire::Outcome Executor::run_words(const PendingHandover& ho, const PendingPart& p) {
   program::Launch launch;
   launch.image = p.image->image.get();
   launch.function = p.entry->function;
   launch.words = std::span<const std::uint32_t>(ho.words).subspan(p.first_word, p.part.words.n_words);
   if (p.entry->scratch) launch.scratch = {p.entry->scratch->host(), p.entry->scratch->bytes()};
   const program::Outcome out = program::run(launch, objects_, instruction_budget_);
-  if (out.ok) return true;
-  why = fault(*devices_[ho.device], out.fault);
-  return false;
+  if (out.ok) return {};
+  return fault(*devices_[ho.device], out.fault);
 }
 
-bool Executor::complete(std::uint32_t device, PendingHandover& ho, std::string& why) {
+wire::Outcome Executor::complete(std::uint32_t device, PendingHandover& ho) {
   lanes_[device].done = ho.value;
   lanes_[device].pending_cost -= ho.cost();
   for (PendingPart& p : ho.parts) staging_.give(std::move(p.staged), p.staged_capacity);
-  return reports_.done(device, ho.value, why);
+  return reports_.done(device, ho.value);
 }
 
-bool Executor::poll(std::string& why) {
+wire::Outcome Executor::poll() {
   // Until nothing new completes: a value reported done may let a handover run whose own value
   // is reported by the next round (and a session that polls before it blocks in a read must
   // not leave a report behind).
@@ -260,32 +257,28 @@ bool Executor::poll(std::string& why) {
     any = false;
     for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
       polled_.clear();
-      if (!devices_[dev]->poll(polled_, why)) {
-        why = fault(*devices_[dev], why);
-        return false;
-      }
+      if (std::string why; !devices_[dev]->poll(polled_, why)) return fault(*devices_[dev], why);
       for (const std::uint64_t v : polled_) {
-        if (!retire(dev, v, why)) return false;
+        RIG_RETURN_IF_FAILED(retire(dev, v));
         any = true;
       }
     }
     // A device that became idle lets a handover blocked on its earlier work go on, too.
-    if (!run_ready(why)) return false;
+    RIG_RETURN_IF_FAILED(run_ready());
   }
-  return true;
+  return {};
 }
 
-bool Executor::retire(std::uint32_t device, std::uint64_t value, std::string& why) {
+wire::Outcome Executor::retire(std::uint32_t device, std::uint64_t value) {
   Lane& lane = lanes_[device];
   auto it = std::find_if(lane.running.begin(), lane.running.end(),
                          [](const PendingHandover& r) { return !r.completed; });
   if (it == lane.running.end() || it->value != value) {
-    why = fault(*devices_[device], "reported value " + std::to_string(value) + " done out of order");
-    return false;
+    return fault(*devices_[device], "reported value " + std::to_string(value) + " done out of order");
   }
   it->completed = true;
   bool progress = false;
-  return drain(device, progress, why);
+  return drain(device, progress);
 }
 
 void Executor::abandon(PendingHandover ho) noexcept {
@@ -342,7 +335,9 @@ void Executor::keep_given_up(DeviceBackend& device, Lane& lane) noexcept {
   }
 }
 
-std::string Executor::fault(const DeviceBackend& d, const std::string& why) const { return device_fault(d, why); }
+wire::Outcome Executor::fault(const DeviceBackend& d, const std::string& why) {
+  return wire::Outcome::failed(-EIO, device_fault(d, why));
+}
 
 std::string device_fault(const DeviceBackend& d, const std::string& why) {
   return "device " + std::to_string(d.id()) + " (" + std::string(wire::fixed_string(d.account().name)) +

@@ -20,6 +20,7 @@
 #include "exec/stream_range.h"
 #include "job/objects.h"
 #include "rig/wire/limits.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -38,13 +39,12 @@ struct PartBytes {
 class Reports {
  public:
   virtual ~Reports() = default;
-  // Value `value` of device `device` is done.
-  virtual bool done(std::uint32_t device, std::uint64_t value, std::string& why) = 0;
+  // Value `value` of device `device` is done. Each report fails only with the connection's loss.
+  virtual wire::Outcome done(std::uint32_t device, std::uint64_t value) = 0;
   // Packed bytes of copy part `part` of the value, those that follow the ones sent before (a
   // part goes in one call, or range by range in offset order). They may be read only until the
   // call returns.
-  virtual bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
-                     std::string& why) = 0;
+  virtual wire::Outcome bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b) = 0;
 };
 
 class Executor {
@@ -52,26 +52,27 @@ class Executor {
   Executor(const std::vector<std::unique_ptr<DeviceBackend>>& devices, ObjectTable& objects,
            JobStaging& staging, Reports& reports, std::uint64_t instruction_budget);
 
-  // Whether `value` may be handed over next on `device` (above the previous one); else why not.
-  bool check_value(std::uint32_t device, std::uint64_t value, std::string& why) const;
+  // Whether `value` may be handed over next on `device` (above the previous one); else the
+  // client's violation.
+  wire::Outcome check_value(std::uint32_t device, std::uint64_t value) const;
   // Whether `device` may take a handover now: a client's room admits one only while at most
   // wire::kRoomBytes of the proxy's earlier work is not reported done (the agent has done at least
-  // what the client saw done), so more pending here is a protocol violation; else why.
-  bool check_room(std::uint32_t device, std::string& why) const;
+  // what the client saw done), so more pending here is a protocol violation.
+  wire::Outcome check_room(std::uint32_t device) const;
   // Queues a resolved handover whose client bytes were received (check_value passed).
   void accept(PendingHandover ho);
   // Holds a handover whose bytes did not all come but some of whose copies were issued to its
   // device as they came (Incoming): never run, its staging given back (or kept, with a given-up
   // device's work) only at clear(), once the devices quiesced.
   void abandon(PendingHandover ho) noexcept;
-  // Runs every handover that is ready, on every device, until none is. False (with why) if a
-  // device faulted or a report could not be sent: the job fails.
-  bool run_ready(std::string& why);
+  // Runs every handover that is ready, on every device, until none is. A failure (-EIO a
+  // device's fault, -ENOMEM no room to stage, a report that could not be sent) fails the job.
+  wire::Outcome run_ready();
   // Collects the completions of asynchronous devices, reports them done, and runs what became
   // ready, until nothing more completes. Never blocks. (The session calls it before every read
   // of the socket; a device that completes work while the session waits in a read is noticed
   // at the next read: an asynchronous device with real latency needs a wake-up too.)
-  bool poll(std::string& why);
+  wire::Outcome poll();
 
   // Whether a handover with these waits, read now, would run at once: nothing is queued or
   // running on any device and every wait is reached. Then its copies' bytes may land in place.
@@ -122,26 +123,27 @@ class Executor {
   bool reached(const std::vector<wire::Wait>& waits) const;
   // Completes the front of `device`'s running lane while its work is done and its held_by
   // values are reported; `progress` when one was.
-  bool drain(std::uint32_t device, bool& progress, std::string& why);
+  wire::Outcome drain(std::uint32_t device, bool& progress);
   // Runs the front handover of `device`'s queue as far as it can; `finished` when it has been
   // finished on the device (its value done or running).
-  bool run_front(std::uint32_t device, bool& finished, std::string& why);
+  wire::Outcome run_front(std::uint32_t device, bool& finished);
   // One part; `blocked` when it must wait for the device's earlier work to complete.
-  bool run_part(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
-  bool run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
+  wire::Outcome run_part(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked);
+  wire::Outcome run_copy_out(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked);
   // A copy out of memory the agent cannot read, larger than kStreamBytes, on a device that keeps
   // marks: packed into staging range by range (stream_range.h), a mark behind each range.
-  static bool copy_out_ranges(DeviceBackend& d, PendingPart& p, std::string& why);
+  static wire::Outcome copy_out_ranges(DeviceBackend& d, PendingPart& p);
   // Sends each range of such a part whose mark passed, in order; `blocked` at the first that
   // has not.
-  bool send_ranges(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked, std::string& why);
-  bool run_words(const PendingHandover& ho, const PendingPart& p, std::string& why);
+  wire::Outcome send_ranges(DeviceBackend& d, PendingHandover& ho, std::uint32_t index, bool& blocked);
+  wire::Outcome run_words(const PendingHandover& ho, const PendingPart& p);
   // Its device reported `value` done: the first running handover not done yet must be it; it
   // (and those behind it that were done at once) are reported once their held_by are.
-  bool retire(std::uint32_t device, std::uint64_t value, std::string& why);
+  wire::Outcome retire(std::uint32_t device, std::uint64_t value);
   // The value's work is done: report it and let go of what it held.
-  bool complete(std::uint32_t device, PendingHandover& ho, std::string& why);
-  std::string fault(const DeviceBackend& d, const std::string& why) const;
+  wire::Outcome complete(std::uint32_t device, PendingHandover& ho);
+  // A device's fault: -EIO, the device named (device_fault).
+  static wire::Outcome fault(const DeviceBackend& d, const std::string& why);
 
   const std::vector<std::unique_ptr<DeviceBackend>>& devices_;
   ObjectTable& objects_;

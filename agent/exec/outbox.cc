@@ -1,12 +1,22 @@
 #include "exec/outbox.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <string>
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/packed_rows.h"
 #include "rig/wire/chunks.h"
 
 namespace rig::agent {
+namespace {
+
+// A report the connection could not take: the job's connection is lost.
+wire::Outcome lost_sending(const char* what, int err = -EPIPE) {
+  return wire::Outcome::failed(err, std::string("connection lost sending ") + what);
+}
+
+}  // namespace
 
 FailureFrame::FailureFrame(const std::string& why)
     : text(why.substr(0, wire::kMaxText)),
@@ -78,36 +88,29 @@ void Outbox::failure(const std::string& why) {
   send_frame(iov);
 }
 
-bool Outbox::done(std::uint32_t device, std::uint64_t value, std::string& why) {
+wire::Outcome Outbox::done(std::uint32_t device, std::uint64_t value) {
   if (pending_done_.set && pending_done_.device != device && !queue_pending_done()) {
-    why = "connection lost sending a done report";
-    return false;
+    return lost_sending("a done report");
   }
   if (!pending_done_.set) pending_done_ = {device, value, true};
   pending_done_.value = std::max(pending_done_.value, value);
-  return true;
+  return {};
 }
 
-bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
-                   std::string& why) {
+wire::Outcome Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b) {
   // Striped by the size of the whole part (a part sent range by range stripes each range).
   if (stripes_.ready() && b.shape.rows * b.shape.row_bytes >= stripes_.min_bytes()) {
     // Announced on the job's connection after what is batched, the pieces on the stripes.
-    if (!flush()) {
-      why = "connection lost sending bytes";
-      return false;
-    }
+    if (!flush()) return lost_sending("bytes");
     engine::Connection::Hold hold(connection_);
     const int rc = stripes_.set().send_copy(connection_, device, part, value, b.base, b.shape.row_bytes,
                                             b.pitch, b.at, b.n);
-    if (rc != 0) why = "connection lost sending striped bytes";
-    return rc == 0;
+    return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes", rc);
   }
   // Bytes of another device end the run of reports: what they complete (a stopped proxy's last
   // copy, on the client) must not come before those reports.
   if (pending_done_.set && pending_done_.device != device && !queue_pending_done()) {
-    why = "connection lost sending bytes";
-    return false;
+    return lost_sending("bytes");
   }
   const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
     iov_.clear();
@@ -118,8 +121,7 @@ bool Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part
     return n <= kInlineBytes ? append(iov_) : send_frame(iov_);
   };
   const bool sent = wire::each_chunk(device, part, value, b.at, b.at + b.n, each);
-  if (!sent) why = "connection lost sending bytes";
-  return sent;
+  return sent ? wire::Outcome{} : lost_sending("bytes");
 }
 
 }  // namespace rig::agent

@@ -58,9 +58,8 @@ class Outbox final : public Reports {
   // 5.8): the report waits in pending_done_ until a frame of another kind or a report of
   // another device is batched, or the batch is posted or sent; so a value's bytes still go out
   // before its report, and reports of different devices and answers keep their order.
-  bool done(std::uint32_t device, std::uint64_t value, std::string& why) override;
-  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
-             std::string& why) override;
+  wire::Outcome done(std::uint32_t device, std::uint64_t value) override;
+  wire::Outcome bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b) override;
 
  private:
   engine::Connection& connection_;

@@ -101,7 +101,7 @@ void Session::make_job(int fd) {
   // default timer slack (50 us) could stretch to twice its bound.
   if (config_.gather_us > 0) ::prctl(PR_SET_TIMERSLACK, 1000UL);
   job_->reader.set_before_read([this] {
-    if (!job_->executor.poll(fault_)) return -ECANCELED;
+    if (!wire::passed(job_->executor.poll(), fault_)) return -ECANCELED;
     return job_->outbox.post() ? 0 : -EPIPE;
   });
   // GPUs complete work while the session waits for the client. Before each wait the devices
@@ -155,7 +155,7 @@ void Session::watch_devices() {
 }
 
 int Session::report_completed() {
-  if (!job_->executor.poll(fault_)) return -ECANCELED;
+  if (!wire::passed(job_->executor.poll(), fault_)) return -ECANCELED;
   return job_->outbox.flush() ? 0 : -EPIPE;
 }
 
@@ -204,7 +204,7 @@ bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bo
   switch (type) {
     case wire::MsgType::kRequest: return on_request(body, why);
     case wire::MsgType::kRelease: return on_release(body, why);
-    case wire::MsgType::kHandover: return on_handover(body, why) && job_->executor.run_ready(why);
+    case wire::MsgType::kHandover: return on_handover(body, why) && wire::passed(job_->executor.run_ready(), why);
     case wire::MsgType::kPing: {  // keepalive: echo it
       wire::Ping p{};
       if (!wire::passed(wire::decode(body, p), why)) return false;
@@ -266,7 +266,10 @@ bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
     why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
     return false;
   }
-  if (!job_->executor.check_value(dev, h.fixed.value, why) || !job_->executor.check_room(dev, why)) return false;
+  if (!wire::passed(job_->executor.check_value(dev, h.fixed.value), why) ||
+      !wire::passed(job_->executor.check_room(dev), why)) {
+    return false;
+  }
   PendingHandover ho;
   if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
       !wire::passed(job_->incoming.receive(
@@ -305,7 +308,7 @@ bool Session::on_status_query(std::span<const std::byte> body, std::string& why)
 void Session::run_received(std::string& why) {
   std::string fault;
   while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
-    if (!job_->executor.poll(fault) || !job_->executor.run_ready(fault)) {
+    if (!wire::passed(job_->executor.poll(), fault) || !wire::passed(job_->executor.run_ready(), fault)) {
       why = fault;
       break;
     }

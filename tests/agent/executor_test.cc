@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <memory>
 #include <string>
 #include <variant>
@@ -32,18 +33,17 @@ class Recorder final : public Reports {
     std::string what;
     std::vector<std::byte> bytes;
   };
-  bool done(std::uint32_t device, std::uint64_t value, std::string&) override {
+  wire::Outcome done(std::uint32_t device, std::uint64_t value) override {
     events.push_back({"done " + std::to_string(device) + ":" + std::to_string(value), {}});
-    return true;
+    return {};
   }
-  bool bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b,
-             std::string&) override {
+  wire::Outcome bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b) override {
     Event e{"bytes " + std::to_string(device) + ":" + std::to_string(value) + ":" + std::to_string(part), {}};
     for (std::uint64_t k = b.at; k < b.at + b.n; ++k) {
       e.bytes.push_back(b.base[(k / b.shape.row_bytes) * b.pitch + k % b.shape.row_bytes]);
     }
     events.push_back(std::move(e));
-    return true;
+    return {};
   }
   std::vector<std::string> names() const {
     std::vector<std::string> out;
@@ -95,7 +95,7 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
     h.parts = parts;
     h.words = words;
     std::string why;
-    ASSERT_TRUE(executor_->check_value(device, value, why)) << why;
+    ASSERT_TRUE(wire::passed(executor_->check_value(device, value), why)) << why;
     PendingHandover ho;
     ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
     for (std::size_t i = 0; i < client_bytes.size(); ++i) {
@@ -108,8 +108,8 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
   // Runs what is ready and, for devices that report later, polls until nothing more comes.
   void run() {
     std::string why;
-    ASSERT_TRUE(executor_->run_ready(why)) << why;
-    ASSERT_TRUE(executor_->poll(why)) << why;
+    ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
+    ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   }
 
   std::vector<std::unique_ptr<DeviceBackend>> devices_;
@@ -173,11 +173,11 @@ TEST_P(ExecutorTest, AWaitOnAValueAnotherDeviceFinishedRunsOnceTheDeviceOrdersIt
   // Device 1 (polled before device 2) copies what device 2's value 1 received.
   hand_over(1, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(6), object(5), 64)});
   std::string why;
-  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
   // A simulated device that reports later orders its work after another's finished value by
   // itself (as a GPU's stream waits on another GPU's event): the copy ran before any report.
   EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), bytes) << "held until the value it waits for was reported";
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 1:1"}))
       << "a value was reported before the value it waited for";
 }
@@ -189,11 +189,11 @@ TEST_P(ExecutorTest, TheHostWaitingOnAValueAnotherDeviceFinishedIsHeldUntilThatV
   hand_over(2, 1, {}, {copy_part(client_side(), object(6), 64)}, {bytes});
   hand_over(0, 1, {wire::Wait{2, 0, 1}}, {copy_part(object(6), object(5), 64)});
   std::string why;
-  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
   if (later()) {
     EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), std::vector<std::byte>(64)) << "the host's copy ran";
   }
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(std::vector<std::byte>(host(5), host(5) + 64), bytes);
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 0:1"}));
 }
@@ -209,9 +209,10 @@ TEST_P(ExecutorTest, AWaitAlreadyReachedDoesNotHoldTheHandover) {
 TEST_P(ExecutorTest, AValueNotAboveThePreviousOneIsRefusedWithBothValues) {
   hand_over(1, 5, {}, {});
   std::string why;
-  EXPECT_FALSE(executor_->check_value(1, 5, why));
+  EXPECT_FALSE(wire::passed(executor_->check_value(1, 5), why));
   EXPECT_NE(why.find("value 5 of device 1 is not above the previous one (5)"), std::string::npos) << why;
-  EXPECT_TRUE(executor_->check_value(2, 5, why));
+  EXPECT_TRUE(wire::passed(executor_->check_value(2, 5), why));
+  EXPECT_EQ(executor_->check_value(1, 5).err(), -EPROTO);  // the client's violation
 }
 
 TEST_P(ExecutorTest, AFaultFromTheHostFailsWithTheDeviceAndTheProgramsReason) {
@@ -229,8 +230,9 @@ TEST_P(ExecutorTest, AFaultFromTheHostFailsWithTheDeviceAndTheProgramsReason) {
   w.words.image = 9;
   w.words.function = 0;
   hand_over(0, 1, {}, {w});
-  std::string why;
-  EXPECT_FALSE(executor_->run_ready(why));
+  const wire::Outcome faulted = executor_->run_ready();
+  EXPECT_EQ(faulted.err(), -EIO);  // a device's fault, not the client's violation
+  const std::string& why = faulted.why();
   EXPECT_NE(why.find("device 0 (host) faulted: "), std::string::npos) << why;
   EXPECT_NE(why.find("spin"), std::string::npos) << why;
   EXPECT_TRUE(recorder_.events.empty()) << "a faulted value is never reported done";
@@ -239,7 +241,7 @@ TEST_P(ExecutorTest, AFaultFromTheHostFailsWithTheDeviceAndTheProgramsReason) {
 TEST_P(ExecutorTest, CompletionReportedLaterIsReportedOnlyByAPollAndHoldsWaitsAndDirectLandingUntilThen) {
   hand_over(1, 1, {}, {});
   std::string why;
-  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
   if (!later()) {
     EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
     EXPECT_TRUE(executor_->runs_at_once({}));
@@ -249,10 +251,10 @@ TEST_P(ExecutorTest, CompletionReportedLaterIsReportedOnlyByAPollAndHoldsWaitsAn
   EXPECT_EQ(executor_->done(1), 0u);
   EXPECT_FALSE(executor_->runs_at_once({})) << "bytes could land while the device's work runs";
   hand_over(2, 1, {wire::Wait{1, 0, 1}}, {});
-  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
   EXPECT_TRUE(recorder_.events.empty()) << "a wait passed on a value not yet reported done";
   // One poll reports device 1's value, runs device 2's, and reports that too before it returns.
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 2:1"}));
   EXPECT_TRUE(executor_->runs_at_once({}));
 }
@@ -261,9 +263,9 @@ TEST_P(ExecutorTest, StagingIsGivenBackOnlyOnceItsValueIsDone) {
   alloc(5, 1, 1 << 20);
   hand_over(1, 1, {}, {copy_part(client_side(), object(5), 1 << 20)}, {test::random_bytes(1 << 20, 4)});
   std::string why;
-  ASSERT_TRUE(executor_->run_ready(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
   EXPECT_EQ(staging_.spare_bytes(), later() ? 0u : std::uint64_t{1} << 20);
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(staging_.spare_bytes(), std::uint64_t{1} << 20);
 }
 
@@ -298,8 +300,8 @@ class ExecutorWake : public ::testing::Test {
     PendingHandover ho;
     ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
     executor_->accept(std::move(ho));
-    ASSERT_TRUE(executor_->run_ready(why)) << why;
-    ASSERT_TRUE(executor_->poll(why)) << why;
+    ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
+    ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   }
   // The wake's count, read away (0: nothing signalled since the last read).
   std::uint64_t posts() {
@@ -322,7 +324,7 @@ TEST_F(ExecutorWake, AValueIsReportedOnlyAfterItsDeviceWasArmedAndPostedTheWake)
   executor_->arm_wakes(wake_);
   EXPECT_EQ(posts(), 1u);
   std::string why;
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1"}));
   EXPECT_TRUE(executor_->idle());
   executor_->arm_wakes(wake_);
@@ -335,7 +337,7 @@ TEST_F(ExecutorWake, AWaitingDevicesValueIsIssuedAtOnceArmedWithTheOtherAndRepor
   executor_->arm_wakes(wake_);              // both values complete, each device signals
   EXPECT_EQ(posts(), 2u);
   std::string why;
-  ASSERT_TRUE(executor_->poll(why)) << why;
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 2:1", "done 1:1"}));
   EXPECT_TRUE(executor_->idle());
 }
@@ -347,7 +349,7 @@ TEST_F(ExecutorWake, TheHostsValueRunsOnceTheValueItWaitsForIsReported) {
   executor_->arm_wakes(wake_);
   EXPECT_EQ(posts(), 1u);
   std::string why;
-  ASSERT_TRUE(executor_->poll(why)) << why;  // reports 1:1, then runs and reports 0:1
+  ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;  // reports 1:1, then runs and reports 0:1
   EXPECT_EQ(recorder_.names(), (std::vector<std::string>{"done 1:1", "done 0:1"}));
 }
 
