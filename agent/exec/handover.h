@@ -12,6 +12,7 @@
 #include "devices/host_bytes.h"
 #include "job/objects.h"
 #include "rig/wire/codec.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -80,8 +81,9 @@ struct PendingHandover {
 // Resolves a decoded handover of device h.fixed.device (an account of `devices`) against the
 // job's objects: every wait's device exists, every object side exists and holds the copy's rows,
 // every words part runs on the machine's host, names an image with an entry for its function
-// and passes it its words. False, with why, for the first that does not: the job fails.
-bool resolve_handover(const wire::HandoverView& h, const std::vector<std::unique_ptr<DeviceBackend>>& devices,
-                      const ObjectTable& objects, PendingHandover& out, std::string& why);
+// and passes it its words. The first that does not is the client's violation (-EPROTO): the
+// job fails.
+wire::Outcome resolve_handover(const wire::HandoverView& h, const std::vector<std::unique_ptr<DeviceBackend>>& devices,
+                               const ObjectTable& objects, PendingHandover& out);
 
 }  // namespace rig::agent

@@ -84,7 +84,7 @@ void Session::run() {
     welcomed_ = std::chrono::steady_clock::now();
     bump(gauges_.jobs_started);
     closed = serve(why);
-    if (!closed && !fault_.empty()) why = fault_;  // a device faulted, found before a read
+    if (!closed && !fault_.ok()) why = fault_.why();  // a device faulted, found before a read
   }
   end_job(closed, why);
 }
@@ -101,7 +101,8 @@ void Session::make_job(int fd) {
   // default timer slack (50 us) could stretch to twice its bound.
   if (config_.gather_us > 0) ::prctl(PR_SET_TIMERSLACK, 1000UL);
   job_->reader.set_before_read([this] {
-    if (!wire::passed(job_->executor.poll(), fault_)) return -ECANCELED;
+    fault_ = job_->executor.poll();
+    if (!fault_.ok()) return -ECANCELED;
     return job_->outbox.post() ? 0 : -EPIPE;
   });
   // GPUs complete work while the session waits for the client. Before each wait the devices
@@ -155,7 +156,8 @@ void Session::watch_devices() {
 }
 
 int Session::report_completed() {
-  if (!wire::passed(job_->executor.poll(), fault_)) return -ECANCELED;
+  fault_ = job_->executor.poll();
+  if (!fault_.ok()) return -ECANCELED;
   return job_->outbox.flush() ? 0 : -EPIPE;
 }
 
@@ -194,122 +196,123 @@ bool Session::serve(std::string& why) {
     }
     watch.busy();
     bool closed = false;
-    const bool ok = on_message(type, body, closed, why);
+    const wire::Outcome handled = on_message(type, body, closed);
     watch.done();
-    if (!ok || closed) return ok;
-  }
-}
-
-bool Session::on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed, std::string& why) {
-  switch (type) {
-    case wire::MsgType::kRequest: return on_request(body, why);
-    case wire::MsgType::kRelease: return on_release(body, why);
-    case wire::MsgType::kHandover: return on_handover(body, why) && wire::passed(job_->executor.run_ready(), why);
-    case wire::MsgType::kPing: {  // keepalive: echo it
-      wire::Ping p{};
-      if (!wire::passed(wire::decode(body, p), why)) return false;
-      if (job_->outbox.echo(p)) return true;
-      why = "connection lost sending a ping";
+    if (!handled.ok()) {
+      why = handled.why();
       return false;
     }
-    case wire::MsgType::kStatusQuery:
-      if (status_accepted_) return on_status_query(body, why);
-      why = "unexpected status query message (kFeatureStatus was not accepted)";
-      return false;
-    case wire::MsgType::kClose: {
-      wire::Close c{};
-      if (!wire::passed(wire::decode(body, c), why)) return false;
-      close_read_ = closed = true;
+    if (closed) {
       why = "the client closed the job";
       return true;
     }
-    default:
-      why = std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) + " message";
-      return false;
   }
 }
 
-bool Session::on_request(std::span<const std::byte> body, std::string& why) {
+wire::Outcome Session::on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed) {
+  switch (type) {
+    case wire::MsgType::kRequest: return on_request(body);
+    case wire::MsgType::kRelease: return on_release(body);
+    case wire::MsgType::kHandover:
+      RIG_RETURN_IF_FAILED(on_handover(body));
+      return job_->executor.run_ready();
+    case wire::MsgType::kPing: {  // keepalive: echo it
+      wire::Ping p{};
+      RIG_RETURN_IF_FAILED(wire::decode(body, p));
+      if (job_->outbox.echo(p)) return {};
+      return wire::Outcome::failed(-EPIPE, "connection lost sending a ping");
+    }
+    case wire::MsgType::kStatusQuery:
+      if (status_accepted_) return on_status_query(body);
+      return wire::violation("unexpected status query message (kFeatureStatus was not accepted)");
+    case wire::MsgType::kClose: {
+      wire::Close c{};
+      RIG_RETURN_IF_FAILED(wire::decode(body, c));
+      close_read_ = closed = true;
+      return {};
+    }
+    default:
+      return wire::violation(std::string("unexpected ") + wire::type_name(static_cast<std::uint16_t>(type)) +
+                             " message");
+  }
+}
+
+wire::Outcome Session::on_request(std::span<const std::byte> body) {
   wire::RequestView r;
-  if (!wire::passed(wire::decode(body, r), why)) return false;
+  RIG_RETURN_IF_FAILED(wire::decode(body, r));
   const wire::Request& q = r.fixed;
   const auto kind = static_cast<wire::RequestKind>(q.kind);
   Answer a;
-  wire::Outcome handled;  // fails for a request that breaks the protocol
   if (kind == wire::RequestKind::kEntry || kind == wire::RequestKind::kPrepare) {
     a = job_->objects.entry(q, std::string_view(reinterpret_cast<const char*>(r.tail.data()), r.tail.size()));
   } else if (q.device >= job_->devices.size()) {
     a = {wire::AnswerStatus::kRefused, 0, "no device " + std::to_string(q.device) + " on this agent"};
   } else if (kind == wire::RequestKind::kAlloc) {
-    handled = job_->objects.alloc(q, a);
+    RIG_RETURN_IF_FAILED(job_->objects.alloc(q, a));
   } else if (kind == wire::RequestKind::kMapPeer) {
-    handled = job_->objects.map_peer(q, a);
+    RIG_RETURN_IF_FAILED(job_->objects.map_peer(q, a));
   } else {
-    handled = job_->objects.load_image(q, r.tail, a);
+    RIG_RETURN_IF_FAILED(job_->objects.load_image(q, r.tail, a));
   }
-  if (!wire::passed(handled, why)) return false;
-  if (job_->outbox.answer(q.id, a)) return true;
-  why = "connection lost sending an answer";
-  return false;
+  if (job_->outbox.answer(q.id, a)) return {};
+  return wire::Outcome::failed(-EPIPE, "connection lost sending an answer");
 }
 
-bool Session::on_release(std::span<const std::byte> body, std::string& why) {
+wire::Outcome Session::on_release(std::span<const std::byte> body) {
   wire::Release r{};
-  return wire::passed(wire::decode(body, r), why) && wire::passed(job_->objects.release(r), why);
+  RIG_RETURN_IF_FAILED(wire::decode(body, r));
+  return job_->objects.release(r);
 }
 
-bool Session::on_handover(std::span<const std::byte> body, std::string& why) {
+wire::Outcome Session::on_handover(std::span<const std::byte> body) {
   wire::HandoverView h;
-  if (!wire::passed(wire::decode(body, h), why)) return false;
+  RIG_RETURN_IF_FAILED(wire::decode(body, h));
   const std::uint32_t dev = h.fixed.device;
   if (dev >= job_->devices.size()) {
-    why = "handover for device " + std::to_string(dev) + ", which this agent did not open";
-    return false;
+    return wire::violation("handover for device " + std::to_string(dev) + ", which this agent did not open");
   }
-  if (!wire::passed(job_->executor.check_value(dev, h.fixed.value), why) ||
-      !wire::passed(job_->executor.check_room(dev), why)) {
-    return false;
-  }
+  RIG_RETURN_IF_FAILED(job_->executor.check_value(dev, h.fixed.value));
+  RIG_RETURN_IF_FAILED(job_->executor.check_room(dev));
   PendingHandover ho;
-  if (!resolve_handover(h, job_->devices, job_->objects, ho, why) ||
-      !wire::passed(job_->incoming.receive(
-                        ho, {job_->executor.runs_at_once(ho.waits), job_->executor.issues_at_once(dev, ho.waits)}),
-                    why)) {
+  wire::Outcome received = resolve_handover(h, job_->devices, job_->objects, ho);
+  if (received.ok()) {
+    received = job_->incoming.receive(
+        ho, {job_->executor.runs_at_once(ho.waits), job_->executor.issues_at_once(dev, ho.waits)});
+  }
+  if (!received.ok()) {
     const bool in_flight = std::any_of(ho.parts.begin(), ho.parts.end(), [](const PendingPart& p) { return p.streams; });
     if (in_flight) {
       job_->executor.abandon(std::move(ho));  // copies issued as the bytes came still read its staging
     } else {
       for (PendingPart& p : ho.parts) job_->staging.give(std::move(p.staged), p.staged_capacity);  // to be unpinned
     }
-    return false;
+    return received;
   }
   job_->executor.accept(std::move(ho));
   ++handovers_;
-  return true;
+  return {};
 }
 
-bool Session::on_status_query(std::span<const std::byte> body, std::string& why) {
+wire::Outcome Session::on_status_query(std::span<const std::byte> body) {
   wire::StatusQuery q{};
-  if (!wire::passed(wire::decode(body, q), why)) return false;
+  RIG_RETURN_IF_FAILED(wire::decode(body, q));
   const StagedCopies staged{job_->incoming.bytes_streamed(),
                             job_->incoming.bytes_streamed() + job_->executor.bytes_copied_in(),
                             job_->executor.bytes_streamed_out()};
   const std::string text = status_text(config_, gauges_, counters_, staged, wire::kMaxStatusText);
   wire::Framed<wire::Status> f{};
-  if (!wire::passed(wire::encode_status(q.id, text, f), why)) return false;
+  RIG_RETURN_IF_FAILED(wire::encode_status(q.id, text, f));
   const iovec iov[2] = {engine::to_iov(&f, sizeof f), engine::to_iov(text.data(), text.size())};
-  if (!job_->outbox.send_frame(iov)) {
-    why = "connection lost sending the status";
-    return false;
-  }
-  return true;
+  if (job_->outbox.send_frame(iov)) return {};
+  return wire::Outcome::failed(-EPIPE, "connection lost sending the status");
 }
 
 void Session::run_received(std::string& why) {
-  std::string fault;
   while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
-    if (!wire::passed(job_->executor.poll(), fault) || !wire::passed(job_->executor.run_ready(), fault)) {
-      why = fault;
+    wire::Outcome ran = job_->executor.poll();
+    if (ran.ok()) ran = job_->executor.run_ready();
+    if (!ran.ok()) {
+      why = ran.why();
       break;
     }
     if (job_->executor.idle()) break;

@@ -73,19 +73,20 @@ class Session {
   void end_job(bool closed, std::string& why);
   // Reads and answers the client's messages until the job closes (true) or fails (why).
   bool serve(std::string& why);
-  // One message the client sent, whole: false when it fails the job (why); `closed` once it
-  // was the client's Close.
-  bool on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed, std::string& why);
+  // One message the client sent, whole: a failure fails the job (-EPROTO the client's
+  // violation, -EIO a device's fault, -ENOMEM no room, -EPIPE the connection lost); `closed`
+  // once it was the client's Close.
+  wire::Outcome on_message(wire::MsgType type, std::span<const std::byte> body, bool& closed);
   // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
   // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
   int report_completed();
   // Watches the devices that complete in the background (a GPU's stream) while serve() waits.
   void watch_devices();
-  bool on_request(std::span<const std::byte> body, std::string& why);
-  bool on_release(std::span<const std::byte> body, std::string& why);
-  bool on_handover(std::span<const std::byte> body, std::string& why);
+  wire::Outcome on_request(std::span<const std::byte> body);
+  wire::Outcome on_release(std::span<const std::byte> body);
+  wire::Outcome on_handover(std::span<const std::byte> body);
   // A status query (only when the job accepted kFeatureStatus): answered at once (status.h).
-  bool on_status_query(std::span<const std::byte> body, std::string& why);
+  wire::Outcome on_status_query(std::span<const std::byte> body);
   // The drain: runs the handovers the job received until none is left or the drain's deadline
   // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
   void run_received(std::string& why);
@@ -99,7 +100,7 @@ class Session {
   engine::Counters counters_;
   std::unique_ptr<JobParts> job_;
   bool status_accepted_ = false;  // the welcome accepted kFeatureStatus
-  std::string fault_;  // why the executor's poll before a read failed the job
+  wire::Outcome fault_;  // the executor's poll before a read, that failed the job
   // serve() read the client's Close: the job ended by the client's word, even if the agent's
   // stop began meanwhile (an end of stream, by contrast, may be the drain's own shutdown).
   bool close_read_ = false;

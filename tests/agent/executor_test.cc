@@ -97,7 +97,7 @@ class ExecutorTest : public ::testing::TestWithParam<SimCompletion> {
     std::string why;
     ASSERT_TRUE(wire::passed(executor_->check_value(device, value), why)) << why;
     PendingHandover ho;
-    ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
+    ASSERT_TRUE(wire::passed(resolve_handover(h, devices_, *objects_, ho), why)) << why;
     for (std::size_t i = 0; i < client_bytes.size(); ++i) {
       if (client_bytes[i].empty()) continue;
       ho.parts[i].staged = staging_.take(client_bytes[i].size(), ho.parts[i].staged_capacity);
@@ -298,7 +298,7 @@ class ExecutorWake : public ::testing::Test {
     h.waits = waits;
     std::string why;
     PendingHandover ho;
-    ASSERT_TRUE(resolve_handover(h, devices_, *objects_, ho, why)) << why;
+    ASSERT_TRUE(wire::passed(resolve_handover(h, devices_, *objects_, ho), why)) << why;
     executor_->accept(std::move(ho));
     ASSERT_TRUE(wire::passed(executor_->run_ready(), why)) << why;
     ASSERT_TRUE(wire::passed(executor_->poll(), why)) << why;

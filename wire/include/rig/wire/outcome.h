@@ -43,8 +43,8 @@ class [[nodiscard]] Outcome {
 // outcome names the peer.
 inline Outcome violation(std::string why) { return Outcome::failed(-EPROTO, std::move(why)); }
 
-// The bridge to code still on `bool` + `why` (the agent, until item 2 reaches it): true when ok,
-// else false with `why` set to the reason.
+// For a caller that keeps the reason as a string (the tests, the benches): true when ok, else
+// false with `why` set to the reason.
 inline bool passed(const Outcome& o, std::string& why) {
   if (!o.ok()) why = o.why();
   return o.ok();
