@@ -33,6 +33,11 @@ Session::JobParts::JobParts(std::unique_ptr<engine::Socket> socket, const AgentC
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
 namespace {
+// The one place the session's failures get their context: a violation is the client's.
+std::string described(const wire::Outcome& end) {
+  return end.err() == -EPROTO ? "protocol violation: " + end.why() : end.why();
+}
+
 // Whether the job's devices complete work while the session waits (GPUs, or simulated devices
 // that act as if, --sim-completion woken), so that the wait must end for it.
 bool completes_in_background(const AgentConfig& c) {
@@ -173,13 +178,12 @@ bool Session::serve(std::string& why) {
     if (!got.ok()) {
       if (got.err() == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) why = engine::kTcpGaveUp;
       else if (got.err() == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
-      else if (got.err() != -EPROTO) why = got.why();  // connection lost
-      else why = "protocol violation: " + got.why();
+      else why = described(got);  // a violation, or the connection lost
       return false;
     }
     const auto type = static_cast<wire::MsgType>(h.type);
     if (type == wire::MsgType::kBytes) {
-      why = "bytes that follow no handover";
+      why = described(wire::violation("bytes that follow no handover"));
       return false;
     }
     std::span<const std::byte> body;
@@ -199,7 +203,7 @@ bool Session::serve(std::string& why) {
     const wire::Outcome handled = on_message(type, body, closed);
     watch.done();
     if (!handled.ok()) {
-      why = handled.why();
+      why = described(handled);
       return false;
     }
     if (closed) {

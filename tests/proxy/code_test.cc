@@ -399,6 +399,7 @@ TEST(CodeBudget, ALaunchPastItsInstructionBudgetFaultsTheHostAndFailsTheJobWithI
     const std::string why = f.what();
     EXPECT_NE(why.find("faulted"), std::string::npos) << why;
     EXPECT_NE(why.find("spin"), std::string::npos) << why;
+    EXPECT_EQ(why.find("protocol violation"), std::string::npos) << "a device's fault is not the client's: " << why;
   }
   EXPECT_TRUE(job->failed());
   EXPECT_TRUE(agent.alive());  // the agent itself goes on
