@@ -172,12 +172,8 @@ wire::Outcome Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std:
   const std::byte* base = p.src.memory->host();
   if (base == nullptr && !p.copied_out) {
     // Memory the agent cannot read: the device packs the rows into staging first.
-    if (!staging_.admits(total)) {
-      return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "for the client"));
-    }
     p.staged = staging_.take(total, p.staged_capacity);
-    if (!p.staged) {
-      // the agent's host memory, or RAM
+    if (!p.staged) {  // the job's staging limit, the agent's host memory, or RAM
       return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "for the client"));
     }
     const bool ranges = d.marks() && total > kStreamBytes;

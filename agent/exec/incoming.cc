@@ -37,12 +37,8 @@ wire::Outcome Incoming::receive(PendingHandover& ho, Start start) {
     p.streams = start.issues_at_once && !p.landed && total > kStreamBytes && p.dst.memory->host() == nullptr &&
                 leaves_alone(ho, i);
     if (!p.landed) {
-      if (!staging_.admits(total)) {
-        return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "of a hand-over"));
-      }
       p.staged = staging_.take(total, p.staged_capacity);
-      if (!p.staged) {
-        // the agent's host memory, or RAM
+      if (!p.staged) {  // the job's staging limit, the agent's host memory, or RAM
         return wire::Outcome::failed(-ENOMEM, staging_.refusal(total, "of a hand-over"));
       }
       engine::bump(counters_.bytes_staged, total);
