@@ -39,7 +39,8 @@ struct PartBytes {
 class Reports {
  public:
   virtual ~Reports() = default;
-  // Value `value` of device `device` is done. Each report fails only with the connection's loss.
+  // Value `value` of device `device` is done. A report fails with the connection's loss (or
+  // -ENOMEM for the stripes' plan of a copy's bytes).
   virtual wire::Outcome done(std::uint32_t device, std::uint64_t value) = 0;
   // Packed bytes of copy part `part` of the value, those that follow the ones sent before (a
   // part goes in one call, or range by range in offset order). They may be read only until the

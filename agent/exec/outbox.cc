@@ -105,7 +105,8 @@ wire::Outcome Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint
     engine::Connection::Hold hold(connection_);
     const int rc = stripes_.set().send_copy(connection_, device, part, value, b.base, b.shape.row_bytes,
                                             b.pitch, b.at, b.n);
-    return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes", rc);
+    if (rc == -ENOMEM) return wire::Outcome::failed(rc, "out of memory sending striped bytes");
+    return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes", rc == -EPROTO || rc == -EINVAL ? -EPIPE : rc);
   }
   // Bytes of another device end the run of reports: what they complete (a stopped proxy's last
   // copy, on the client) must not come before those reports.

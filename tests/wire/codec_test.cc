@@ -730,6 +730,7 @@ TEST(Welcome, UnalignedBodyIsRejected) {
   EXPECT_FALSE(passed(decode(shifted.bytes().subspan(1), v), why));
   EXPECT_NE(why.find("welcome"), std::string::npos) << why;
   EXPECT_NE(why.find("aligned"), std::string::npos) << why;
+  EXPECT_EQ(decode(shifted.bytes().subspan(1), v).err(), -EFAULT);  // the receiver's bug, not the peer's
 }
 
 TEST(Welcome, BadMagicOrVersionOrReservedIsRejected) {
@@ -1137,6 +1138,7 @@ TEST(Handover, UnalignedBodyIsRejected) {
   EXPECT_FALSE(passed(decode(shifted.bytes().subspan(4), v), why));
   EXPECT_NE(why.find("handover"), std::string::npos) << why;
   EXPECT_NE(why.find("aligned"), std::string::npos) << why;
+  EXPECT_EQ(decode(shifted.bytes().subspan(4), v).err(), -EFAULT);  // the receiver's bug, not the peer's
 }
 
 TEST(Handover, DeviceAtMaxDevicesIsRejected) {

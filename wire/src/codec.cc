@@ -183,7 +183,8 @@ Outcome check_copy(const CopyPart& c) {
 }
 
 Outcome decode(std::span<const std::byte> body, HandoverView& out) {
-  if (!aligned(body)) return fail("handover", "body not 8-byte aligned (receiver bug)");
+  // The receiver's own bug, not the peer's: -EFAULT, never a violation.
+  if (!aligned(body)) return Outcome::failed(-EFAULT, "handover: body not 8-byte aligned (receiver bug)");
   RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "handover"));
   const Handover& h = out.fixed;
   if (h.device >= kMaxDevices) return fail("handover", "device past the maximum");

@@ -23,7 +23,8 @@ Outcome decode(std::span<const std::byte> body, Hello& out) {
 }
 
 Outcome decode(std::span<const std::byte> body, WelcomeView& out) {
-  if (!aligned(body)) return fail("welcome", "body not 8-byte aligned (receiver bug)");
+  // The receiver's own bug, not the peer's: -EFAULT, never a violation.
+  if (!aligned(body)) return Outcome::failed(-EFAULT, "welcome: body not 8-byte aligned (receiver bug)");
   RIG_RETURN_IF_FAILED(read_fixed(body, out.fixed, "welcome"));
   const Welcome& w = out.fixed;
   if (w.magic != kMagic) return fail("welcome", "bad magic (not a rig-agent)");
