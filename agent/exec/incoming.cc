@@ -73,7 +73,6 @@ wire::Outcome Incoming::receive_part(PendingHandover& ho, std::uint32_t index, c
   while (next.got < next.total) {
     wire::FrameHeader fh{};
     const wire::Outcome got = reader_.next(fh, /*within_message=*/true);
-    if (got.err() == wire::kStreamEnded) return lost(-ECONNRESET);  // a clean end only between messages
     if (!got.ok()) return got.err() == -EPROTO ? got : lost(got.err());
     if (fh.type == static_cast<std::uint16_t>(wire::MsgType::kStriped)) {
       std::uint64_t length = 0;

@@ -12,8 +12,8 @@ namespace rig::agent {
 namespace {
 
 // A report the connection could not take: the job's connection is lost.
-wire::Outcome lost_sending(const char* what, int err = -EPIPE) {
-  return wire::Outcome::failed(err, std::string("connection lost sending ") + what);
+wire::Outcome lost_sending(const char* what) {
+  return wire::Outcome::failed(-EPIPE, std::string("connection lost sending ") + what);
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ wire::Outcome Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint
     const int rc = stripes_.set().send_copy(connection_, device, part, value, b.base, b.shape.row_bytes,
                                             b.pitch, b.at, b.n);
     if (rc == -ENOMEM) return wire::Outcome::failed(rc, "out of memory sending striped bytes");
-    return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes", rc == -EPROTO || rc == -EINVAL ? -EPIPE : rc);
+    return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes");
   }
   // Bytes of another device end the run of reports: what they complete (a stopped proxy's last
   // copy, on the client) must not come before those reports.

@@ -66,8 +66,11 @@ int default_poll_us() {
 wire::Outcome FrameReader::next(wire::FrameHeader& header, bool within_message) {
   if (begin_ == end_) begin_ = end_ = 0;
   const int rc = fill(sizeof header, kExactWindow, !within_message);
-  if (rc == 1) return wire::Outcome::failed(wire::kStreamEnded, "the peer closed the connection");
-  if (rc != 0) return wire::Outcome::failed(rc, std::string("connection lost: ") + std::strerror(-rc));
+  if (rc == 1 && !within_message) return wire::Outcome::failed(wire::kStreamEnded, "the peer closed the connection");
+  if (rc != 0) {  // inside a message, the stream's end is a lost connection (as in body())
+    const int err = rc == 1 ? -ECONNRESET : rc;
+    return wire::Outcome::failed(err, std::string("connection lost: ") + std::strerror(-err));
+  }
   std::memcpy(&header, buffer_.get() + begin_, sizeof header);
   begin_ += sizeof header;
   if (const char* bad = wire::check_header(header)) {

@@ -171,7 +171,7 @@ class LinkCore final : public Link {
   /// The pending copy into this process's memory that bytes (device, part, value, offset,
   /// length) must continue, in `out`; else the violation.
   wire::Outcome expect_copy(std::uint32_t device, std::uint32_t part, std::uint64_t value, std::uint64_t offset,
-                              std::uint64_t length, const char* what, ClientCopy*& out);
+                            std::uint64_t length, const char* what, ClientCopy*& out);
   void landed(ProxySlot& s, ClientCopy& c, std::uint64_t length);
   /// A socket of the link (the job's connection or a stripe) on `fd`, counting into counters_.
   std::unique_ptr<engine::Socket> make_socket(int fd, const LinkOptions& options);

@@ -141,6 +141,13 @@ TEST_P(GatheringTest, TheEndOfTheStreamEndsAGatheredWait) {
   EXPECT_FALSE(g.reader.gathering());
 }
 
+TEST_P(GatheringTest, TheEndOfTheStreamInsideAMessageIsALostConnection) {
+  Gathering g(GetParam(), 1000);
+  ::shutdown(g.p.a->fd(), SHUT_WR);
+  wire::FrameHeader h{};
+  EXPECT_EQ(g.reader.next(h, /*within_message=*/true).err(), -ECONNRESET);  // a handover's bytes cut short
+}
+
 TEST_P(GatheringTest, AGatheredReadTakesEveryFrameThatCameAndKeepsTheirOrder) {
   Gathering g(GetParam(), 1000);
   const std::uint64_t reads = g.counters.reads.load();

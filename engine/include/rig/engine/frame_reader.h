@@ -28,7 +28,7 @@ class FrameReader {
   ~FrameReader();
 
   // Reads and checks the next frame header. Fails with wire::kStreamEnded at a clean end of
-  // stream between frames, -EPROTO for a header that check_header rejects (the reason names
+  // stream between messages (within one, it is -ECONNRESET), -EPROTO for a header that check_header rejects (the reason names
   // it), or the read's -errno (the reason says the connection was lost; a caller that knows
   // why, such as its silence bound for -ETIMEDOUT, says so instead).
   // within_message: the frame continues a message whose first frame was read (a handover's
