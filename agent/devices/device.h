@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "devices/memory.h"
 #include "devices/wake.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -37,6 +39,9 @@ struct Shape {
   std::uint64_t rows = 1;
   std::uint64_t row_bytes = 0;
 };
+
+// A device's failure in its own words: -EIO (the executor names the device: device_fault).
+inline wire::Outcome device_error(std::string why) { return wire::Outcome::failed(-EIO, std::move(why)); }
 
 enum class Completion {
   kDone,   // the value's work is done: report it now
@@ -69,23 +74,23 @@ class DeviceBackend {
     return "no room: " + std::to_string(budget_left()) + " bytes left of the budget";
   }
 
-  // Copies, issued in the handover's order; false (with `why`) if the device faulted, which
-  // fails the job. Every place lies within its memory (the executor checked).
+  // Copies, issued in the handover's order; -EIO with the device's own words if it faulted,
+  // which fails the job (the executor names the device: device_fault). Every place lies within its memory (the executor checked).
   // copy_in: packed bytes at host address `packed` (received from the client, in staging) into
   // the rows at dst. copy_out: the rows at src, packed, to host address `packed` (to be sent to
   // the client once the device is idle()). copy: rows to rows between memories of this agent's
   // devices, this device's own or a peer's it maps.
-  virtual bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) = 0;
-  virtual bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) = 0;
-  virtual bool copy(const Place& dst, const Place& src, Shape shape, std::string& why) = 0;
+  virtual wire::Outcome copy_in(const Place& dst, const std::byte* packed, Shape shape) = 0;
+  virtual wire::Outcome copy_out(std::byte* packed, const Place& src, Shape shape) = 0;
+  virtual wire::Outcome copy(const Place& dst, const Place& src, Shape shape) = 0;
 
   // Completion. finish(v): everything issued since the last finish is value v's work. idle():
   // no issued work is still running (host steps, such as sending a copy's bytes or running
   // words, wait for it). poll(): appends, in order, the values whose work completed since the
-  // last poll (those finish answered kLater); false (with `why`) if the device faulted.
+  // last poll (those finish answered kLater); -EIO if the device faulted.
   virtual Completion finish(std::uint64_t value) = 0;
   virtual bool idle() const = 0;
-  virtual bool poll(std::vector<std::uint64_t>& done, std::string& why) = 0;
+  virtual wire::Outcome poll(std::vector<std::uint64_t>& done) = 0;
   // Waits until no issued work runs: the job ended, and the memory and staging that work uses
   // are about to be freed. The only call that may block.
   virtual void quiesce() = 0;
@@ -106,14 +111,13 @@ class DeviceBackend {
   // Marks, so that a large copy out goes range by range (each range sent once its copy out
   // completed, while the next ones are copied). marks(): whether the device keeps them (the
   // default: no; its copies out are sent once it is idle()). mark(token): a mark behind the work
-  // issued so far; false (with why) if the device faulted. passed(token): that work completed
+  // issued so far; -EIO if the device faulted. passed(token): that work completed
   // (a failure is poll()'s to report: until then, false). A device that keeps marks signals the
   // wake armed by arm_wake at each mark not passed, as well as behind its work.
   virtual bool marks() const { return false; }
-  virtual bool mark(std::uint64_t& token, std::string& why) {
+  virtual wire::Outcome mark(std::uint64_t& token) {
     (void)token;
-    why = "this device keeps no marks";
-    return false;
+    return device_error("this device keeps no marks");
   }
   virtual bool passed(std::uint64_t token) {
     (void)token;
@@ -142,7 +146,8 @@ class DeviceBackend {
   wire::Account account_;
 };
 
-// "device N (name) faulted: why": how a device's failure names it in the job's fault.
-std::string device_fault(const DeviceBackend& d, const std::string& why);
+// How a device's failure names it in the job's fault, once: "device N (name) faulted: " before
+// the device's words, its errno kept; an ok outcome as it is.
+wire::Outcome device_fault(const DeviceBackend& d, const wire::Outcome& o);
 
 }  // namespace rig::agent

@@ -12,31 +12,35 @@
 
 namespace rig::agent {
 
-std::uint32_t gpu_count(std::string& why) {
+wire::Outcome gpu_count(std::uint32_t& n) {
+  n = 0;
 #if defined(RIG_CUDA)
-  const CudaGpus* gpus = CudaGpus::probe(why);
-  return gpus != nullptr ? static_cast<std::uint32_t>(gpus->gpus().size()) : 0;
+  const CudaGpus* gpus = nullptr;
+  RIG_RETURN_IF_FAILED(CudaGpus::probe(gpus));
+  n = static_cast<std::uint32_t>(gpus->gpus().size());
+  return {};
 #else
-  why = "this rig-agent was built without the CUDA backend (no CUDA toolkit at configure time)";
-  return 0;
+  return wire::Outcome::failed(-ENODEV,
+                               "this rig-agent was built without the CUDA backend (no CUDA toolkit at configure time)");
 #endif
 }
 
 void choose_device_kind(AgentConfig& config) {
   if (config.device_kind == DeviceKind::kSim) return;
-  std::string why;
-  const std::uint32_t n = gpu_count(why);
-  if (n == 0 && config.device_kind == DeviceKind::kCuda) {
-    throw std::runtime_error("--device-kind cuda: " + why);
+  std::uint32_t n = 0;
+  const wire::Outcome found = gpu_count(n);
+  if (!found.ok() && config.device_kind == DeviceKind::kCuda) {
+    throw std::runtime_error("--device-kind cuda: " + found.why());
   }
-  if (n == 0) {
-    spdlog::warn("--device-kind auto: no GPU ({}); opening {} simulated devices", why, config.devices);
+  if (!found.ok()) {
+    spdlog::warn("--device-kind auto: no GPU ({}); opening {} simulated devices", found.why(), config.devices);
     config.device_kind = DeviceKind::kSim;
     return;
   }
   config.device_kind = DeviceKind::kCuda;
 #if defined(RIG_CUDA)
-  const CudaGpus* gpus = CudaGpus::probe(why);
+  const CudaGpus* gpus = nullptr;
+  static_cast<void>(CudaGpus::probe(gpus));  // found above: the same answer
   for (const CudaGpus::Gpu& g : gpus->gpus()) {
     spdlog::info("device {}: GPU {} {} ({}, {} bytes of L2), CUDA driver {}", g.ordinal + 1, g.ordinal, g.name,
                  g.arch, g.cache_bytes, cuda_version_string(gpus->driver().version()));
@@ -46,9 +50,10 @@ void choose_device_kind(AgentConfig& config) {
 
 void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<DeviceBackend>>& devices) {
 #if defined(RIG_CUDA)
-  std::string why;
-  const CudaGpus* gpus = CudaGpus::probe(why);
-  if (gpus == nullptr) throw std::runtime_error(why);  // choose_device_kind found them: never here
+  const CudaGpus* gpus = nullptr;
+  if (const wire::Outcome o = CudaGpus::probe(gpus); !o.ok()) {
+    throw std::runtime_error(o.why());  // choose_device_kind found them: never here
+  }
   for (const CudaGpus::Gpu& g : gpus->gpus()) {
     // The host's RAM (bit 0), its own memory, and the GPUs the driver says it accesses as peers.
     const std::uint64_t reaches = 1ull | (g.peers << 1);
@@ -65,9 +70,8 @@ void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<DeviceBack
 std::shared_ptr<HostPinning> host_pinning(const AgentConfig& config) {
   if (config.device_kind != DeviceKind::kCuda) return nullptr;
 #if defined(RIG_CUDA)
-  std::string why;
-  const CudaGpus* gpus = CudaGpus::probe(why);
-  return gpus != nullptr ? std::make_shared<CudaPinning>(*gpus) : nullptr;
+  const CudaGpus* gpus = nullptr;
+  return CudaGpus::probe(gpus).ok() ? std::make_shared<CudaPinning>(*gpus) : nullptr;
 #else
   return nullptr;
 #endif

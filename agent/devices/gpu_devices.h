@@ -15,8 +15,9 @@
 
 namespace rig::agent {
 
-// The GPUs this agent can open, or 0 with why not (no backend, no driver, a driver too old, no GPU).
-std::uint32_t gpu_count(std::string& why);
+// The GPUs this agent can open in `n` (> 0), or -ENODEV with why not, `n` 0 (no backend, no
+// driver, a driver too old, no GPU).
+wire::Outcome gpu_count(std::uint32_t& n);
 
 // Settles config.device_kind: kCuda without a GPU throws std::runtime_error saying why; kAuto
 // becomes kCuda where a GPU is found and kSim otherwise, logging why. Logs the GPUs opened.

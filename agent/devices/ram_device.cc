@@ -37,33 +37,37 @@ std::shared_ptr<Memory> RamDevice::map_peer(const std::shared_ptr<Memory>& memor
   return memory->host() != nullptr ? memory : nullptr;
 }
 
-std::byte* RamDevice::reach(const Place& p, std::string& why) const {
-  if (p.memory->host() != nullptr) return p.memory->host() + p.offset;
-  why = "device " + std::to_string(id()) + " (" + std::string(wire::fixed_string(account().name)) +
-        ") cannot reach memory of device " + std::to_string(p.memory->device());
-  return nullptr;
+wire::Outcome RamDevice::reach(const Place& p, std::byte*& at) const {
+  at = p.memory->host();
+  if (at != nullptr) {
+    at += p.offset;
+    return {};
+  }
+  return device_error("device " + std::to_string(id()) + " (" + std::string(wire::fixed_string(account().name)) +
+                      ") cannot reach memory of device " + std::to_string(p.memory->device()));
 }
 
-bool RamDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) {
-  std::byte* d = reach(dst, why);
-  if (d == nullptr) return false;
+wire::Outcome RamDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape) {
+  std::byte* d = nullptr;
+  RIG_RETURN_IF_FAILED(reach(dst, d));
   move_rows(d, dst.pitch, packed, shape.row_bytes, shape);
-  return true;
+  return {};
 }
 
-bool RamDevice::copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) {
-  const std::byte* s = reach(src, why);
-  if (s == nullptr) return false;
+wire::Outcome RamDevice::copy_out(std::byte* packed, const Place& src, Shape shape) {
+  std::byte* s = nullptr;
+  RIG_RETURN_IF_FAILED(reach(src, s));
   move_rows(packed, shape.row_bytes, s, src.pitch, shape);
-  return true;
+  return {};
 }
 
-bool RamDevice::copy(const Place& dst, const Place& src, Shape shape, std::string& why) {
-  std::byte* d = reach(dst, why);
-  const std::byte* s = d != nullptr ? reach(src, why) : nullptr;
-  if (s == nullptr) return false;
+wire::Outcome RamDevice::copy(const Place& dst, const Place& src, Shape shape) {
+  std::byte* d = nullptr;
+  std::byte* s = nullptr;
+  RIG_RETURN_IF_FAILED(reach(dst, d));
+  RIG_RETURN_IF_FAILED(reach(src, s));
   move_rows(d, dst.pitch, s, src.pitch, shape);
-  return true;
+  return {};
 }
 
 Completion RamDevice::finish(std::uint64_t value) {
@@ -72,12 +76,12 @@ Completion RamDevice::finish(std::uint64_t value) {
   return Completion::kLater;
 }
 
-bool RamDevice::poll(std::vector<std::uint64_t>& done, std::string&) {
+wire::Outcome RamDevice::poll(std::vector<std::uint64_t>& done) {
   const std::size_t n = when_armed_ ? completed_ : finished_.size();
   done.insert(done.end(), finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
   finished_.erase(finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(n));
   completed_ = 0;
-  return true;
+  return {};
 }
 
 void RamDevice::arm_wake(const std::shared_ptr<Wake>& wake) {

@@ -27,13 +27,13 @@ class RamDevice : public DeviceBackend {
   // Counts every allocation made from now on in the agent's host memory (null: not counted).
   void set_host_memory(std::shared_ptr<HostMemoryLimit> host_memory) { host_memory_ = std::move(host_memory); }
 
-  bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
-  bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
-  bool copy(const Place& dst, const Place& src, Shape shape, std::string& why) override;
+  wire::Outcome copy_in(const Place& dst, const std::byte* packed, Shape shape) override;
+  wire::Outcome copy_out(std::byte* packed, const Place& src, Shape shape) override;
+  wire::Outcome copy(const Place& dst, const Place& src, Shape shape) override;
 
   Completion finish(std::uint64_t value) override;
   bool idle() const override { return true; }
-  bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
+  wire::Outcome poll(std::vector<std::uint64_t>& done) override;
   void quiesce() override {}  // a memmove is done when it returns
   void arm_wake(const std::shared_ptr<Wake>& wake) override;
   // Another RAM device's finished work is done (its memmoves ran when issued, on this thread),
@@ -50,8 +50,8 @@ class RamDevice : public DeviceBackend {
   void complete_when_armed() { when_armed_ = true; }
 
  private:
-  // The host address of a place's first row, or nullptr (with why) if its memory is not RAM.
-  std::byte* reach(const Place& p, std::string& why) const;
+  // The host address of a place's first row in `at`, or -EIO if its memory is not RAM.
+  wire::Outcome reach(const Place& p, std::byte*& at) const;
 
   std::shared_ptr<Budget> budget_;
   std::shared_ptr<HostPinning> pinning_;

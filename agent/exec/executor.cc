@@ -152,16 +152,10 @@ wire::Outcome Executor::run_part(DeviceBackend& d, PendingHandover& ho, std::uin
     return run_words(ho, p);
   }
   if (p.dst.client) return run_copy_out(d, ho, index, blocked);
-  std::string why;
-  bool ok = true;
-  if (p.src.client) {
-    if (p.landed) return {};  // received straight into place (or copied to the device as it came)
-    ok = d.copy_in(p.dst_place(), p.staged.get(), p.shape(), why);
-    if (ok) bytes_copied_in_ += p.shape().rows * p.shape().row_bytes;
-  } else {
-    ok = d.copy(p.dst_place(), p.src_place(), p.shape(), why);
-  }
-  if (!ok) return fault(d, why);
+  if (!p.src.client) return device_fault(d, d.copy(p.dst_place(), p.src_place(), p.shape()));
+  if (p.landed) return {};  // received straight into place (or copied to the device as it came)
+  RIG_RETURN_IF_FAILED(device_fault(d, d.copy_in(p.dst_place(), p.staged.get(), p.shape())));
+  bytes_copied_in_ += p.shape().rows * p.shape().row_bytes;
   return {};
 }
 
@@ -179,8 +173,8 @@ wire::Outcome Executor::run_copy_out(DeviceBackend& d, PendingHandover& ho, std:
     const bool ranges = d.marks() && total > kStreamBytes;
     if (ranges) {
       RIG_RETURN_IF_FAILED(copy_out_ranges(d, p));
-    } else if (std::string why; !d.copy_out(p.staged.get(), p.src_place(), shape, why)) {
-      return fault(d, why);
+    } else {
+      RIG_RETURN_IF_FAILED(device_fault(d, d.copy_out(p.staged.get(), p.src_place(), shape)));
     }
     p.copied_out = true;
   }
@@ -200,8 +194,8 @@ wire::Outcome Executor::copy_out_ranges(DeviceBackend& d, PendingPart& p) {
   for (std::uint64_t at = 0; at < shape.rows * shape.row_bytes;) {
     const PackedRange r = next_out_range(shape, p.src_place(), at);
     std::uint64_t mark = 0;
-    std::string why;
-    if (!d.copy_out(p.staged.get() + at, r.place, r.shape, why) || !d.mark(mark, why)) return fault(d, why);
+    RIG_RETURN_IF_FAILED(device_fault(d, d.copy_out(p.staged.get() + at, r.place, r.shape)));
+    RIG_RETURN_IF_FAILED(device_fault(d, d.mark(mark)));
     p.out_ranges.push_back({r.end, mark});
     at = r.end;
   }
@@ -253,7 +247,7 @@ wire::Outcome Executor::poll() {
     any = false;
     for (std::uint32_t dev = 0; dev < lanes_.size(); ++dev) {
       polled_.clear();
-      if (std::string why; !devices_[dev]->poll(polled_, why)) return fault(*devices_[dev], why);
+      RIG_RETURN_IF_FAILED(device_fault(*devices_[dev], devices_[dev]->poll(polled_)));
       for (const std::uint64_t v : polled_) {
         RIG_RETURN_IF_FAILED(retire(dev, v));
         any = true;
@@ -332,12 +326,13 @@ void Executor::keep_given_up(DeviceBackend& device, Lane& lane) noexcept {
 }
 
 wire::Outcome Executor::fault(const DeviceBackend& d, const std::string& why) {
-  return wire::Outcome::failed(-EIO, device_fault(d, why));
+  return device_fault(d, device_error(why));
 }
 
-std::string device_fault(const DeviceBackend& d, const std::string& why) {
-  return "device " + std::to_string(d.id()) + " (" + std::string(wire::fixed_string(d.account().name)) +
-         ") faulted: " + why;
+wire::Outcome device_fault(const DeviceBackend& d, const wire::Outcome& o) {
+  if (o.ok()) return o;
+  return wire::Outcome::failed(o.err(), "device " + std::to_string(d.id()) + " (" +
+                                            std::string(wire::fixed_string(d.account().name)) + ") faulted: " + o.why());
 }
 
 void Executor::arm_wakes(const std::shared_ptr<Wake>& wake) {

@@ -60,9 +60,7 @@ wire::Outcome Incoming::stream(PendingHandover& ho, std::uint32_t index, std::ui
   const PackedRange r = packed_range(shape, p.dst_place(), p.streamed, got);
   if (r.empty()) return {};
   DeviceBackend& d = *devices_[ho.device];
-  if (std::string why; !d.copy_in(r.place, p.staged.get() + p.streamed, r.shape, why)) {
-    return wire::Outcome::failed(-EIO, device_fault(d, why));
-  }
+  RIG_RETURN_IF_FAILED(device_fault(d, d.copy_in(r.place, p.staged.get() + p.streamed, r.shape)));
   bytes_streamed_ += r.end - p.streamed;
   p.streamed = r.end;
   return {};

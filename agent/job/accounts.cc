@@ -12,8 +12,8 @@ std::vector<std::unique_ptr<DeviceBackend>> open_devices(const AgentConfig& conf
   if (config.device_kind == DeviceKind::kCuda) {
     // The host reaches every device's memory as far as the host is concerned; each GPU's
     // account says whether it reaches the host's (the larger id's account decides).
-    std::string why;
-    const std::uint32_t gpus = gpu_count(why);
+    std::uint32_t gpus = 0;
+    static_cast<void>(gpu_count(gpus));  // choose_device_kind found them (none: only the host)
     std::vector<std::unique_ptr<DeviceBackend>> devices;
     auto host = std::make_unique<HostDevice>(config.host_budget, gpus >= 63 ? ~0ull : ((2ull << gpus) - 1));
     host->set_pinning(host_pinning(config));  // host objects pinned: host<->GPU copies go by DMA

@@ -85,11 +85,7 @@ struct HostBuffer {
 class Gpu {
  public:
   Gpu(const CudaGpus& gpus, std::size_t device_bytes) : d_(gpus.driver()), hold_(gpus, 0) {
-    if (hold_.context() == nullptr) {
-      std::string why;
-      hold_.lost(why);
-      throw std::runtime_error("GPU 0: " + why);
-    }
+    if (hold_.context() == nullptr) throw std::runtime_error("GPU 0: " + hold_.health().why());
     ok(d_, "cuCtxSetCurrent", d_.cuCtxSetCurrent(hold_.context()));
     ok(d_, "cuStreamCreate", d_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
     ok(d_, "cuMemAlloc", d_.cuMemAlloc(&a_, device_bytes));
@@ -202,10 +198,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rig-gpu-landing: --chunk %zu does not divide --bytes %zu\n", chunk, bytes);
     return 2;
   }
-  std::string why;
-  const CudaGpus* gpus = CudaGpus::probe(why);
-  if (gpus == nullptr) {
-    std::fprintf(stderr, "rig-gpu-landing: skipped: no GPU (%s)\n", why.c_str());
+  const CudaGpus* gpus = nullptr;
+  if (const rig::wire::Outcome o = CudaGpus::probe(gpus); !o.ok()) {
+    std::fprintf(stderr, "rig-gpu-landing: skipped: no GPU (%s)\n", o.why().c_str());
     return 77;
   }
   try {

@@ -43,9 +43,8 @@ class EmulatedCuda : public ::testing::Test {
   void SetUp() override {
     emu_ = test::emulated_cuda();
     if (!emu_) GTEST_SKIP() << "skipped: needs the emulated CUDA driver (ctest -R agent_tests_emulated_cuda)";
-    std::string why;
-    gpus_ = CudaGpus::probe(why);
-    ASSERT_NE(gpus_, nullptr) << why;
+    const wire::Outcome probed = CudaGpus::probe(gpus_);
+    ASSERT_TRUE(probed.ok()) << probed.why();
     ASSERT_GE(gpus_->gpus().size(), 2u) << "the emulator shows two GPUs unless told otherwise";
   }
   void TearDown() override {
@@ -62,7 +61,7 @@ class EmulatedCuda : public ::testing::Test {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     std::vector<std::uint64_t> done;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (!d.poll(done, why)) return false;
+      if (!wire::passed(d.poll(done), why)) return false;
       for (std::uint64_t v : done) {
         if (v == value) return true;
       }
@@ -79,8 +78,8 @@ class EmulatedCuda : public ::testing::Test {
     if (!m) return {};
     std::vector<std::byte> out(n);
     std::string why;
-    EXPECT_TRUE(d.copy_in({m.get(), 0, n}, bytes.data(), {1, n}, why)) << why;
-    EXPECT_TRUE(d.copy_out(out.data(), {m.get(), 0, n}, {1, n}, why)) << why;
+    EXPECT_TRUE(wire::passed(d.copy_in({m.get(), 0, n}, bytes.data(), {1, n}), why)) << why;
+    EXPECT_TRUE(wire::passed(d.copy_out(out.data(), {m.get(), 0, n}, {1, n}), why)) << why;
     d.finish(value);
     EXPECT_TRUE(settle(d, value, why)) << why;
     return out;
@@ -92,7 +91,7 @@ class EmulatedCuda : public ::testing::Test {
     emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
     // The copy fails as it runs: a later call of the job learns it (the copy's own event record,
     // should the stream's thread be quicker than this one, else the value's poll).
-    if (d.copy_in({&m, 0, bytes.size()}, bytes.data(), {1, bytes.size()}, why)) {
+    if (wire::passed(d.copy_in({&m, 0, bytes.size()}, bytes.data(), {1, bytes.size()}), why)) {
       d.finish(1);
       EXPECT_FALSE(settle(d, 1, why));
     }
@@ -107,7 +106,7 @@ class EmulatedCuda : public ::testing::Test {
     std::string why;
     emu_.hold(1);
     emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
-    if (!b.copy_in({&mb, 0, bytes.size()}, bytes.data(), {1, bytes.size()}, why) || b.finish(1) != Completion::kLater) {
+    if (!wire::passed(b.copy_in({&mb, 0, bytes.size()}, bytes.data(), {1, bytes.size()}), why) || b.finish(1) != Completion::kLater) {
       ADD_FAILURE() << "the copy to fail was not queued: " << why;
       return false;
     }
@@ -136,7 +135,7 @@ class EmulatedCuda : public ::testing::Test {
       return nullptr;
     }
     emu_.hold(1);  // the copy from staging waits
-    if (!d.copy_in({c->memory.get(), 0, 4096}, c->buffer.get(), {1, 4096}, why)) {
+    if (!wire::passed(d.copy_in({c->memory.get(), 0, 4096}, c->buffer.get(), {1, 4096}), why)) {
       ADD_FAILURE() << why;
       return nullptr;
     }
@@ -171,7 +170,7 @@ class EmulatedCuda : public ::testing::Test {
     EXPECT_FALSE(c->allocate(4096));
     std::vector<std::uint64_t> done;
     std::string why;
-    return c->poll(done, why) ? std::string() : why;
+    return wire::passed(c->poll(done), why) ? std::string() : why;
   }
   // Releases the emulator's hold at scope exit (before a device's quiesce, also when an
   // assertion returns).
@@ -198,7 +197,7 @@ TEST_F(EmulatedCuda, AStickyFailureLosesTheGpuForEveryJobUsingItAndItReopensOnce
   // Another job using the same GPU, which did nothing wrong, fails too, saying why.
   std::vector<std::uint64_t> done;
   std::string why_b;
-  EXPECT_FALSE(b->poll(done, why_b));
+  EXPECT_FALSE(wire::passed(b->poll(done), why_b));
   EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
   EXPECT_NE(why_b.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why_b;
   EXPECT_FALSE(b->allocate(4096)) << "a lost GPU allocates nothing";
@@ -226,7 +225,7 @@ TEST_F(EmulatedCuda, AJobThatNeverUsedALostGpuGoesOnAndUsesItAfreshOnceTheJobsTh
   // c did nothing on the GPU: it is not failed, and it has no work to wait for.
   std::vector<std::uint64_t> done;
   std::string why_c;
-  EXPECT_TRUE(c->poll(done, why_c)) << why_c;
+  EXPECT_TRUE(wire::passed(c->poll(done), why_c)) << why_c;
   EXPECT_TRUE(c->idle());
   // Once the job that used it ended, c's first use opens the GPU afresh, while c (its device and
   // its pinning) lived all along.
@@ -248,7 +247,7 @@ TEST_F(EmulatedCuda, AStreamWaitingOnALostGpusWorkIsGivenUpAtTheJobsEndAndItsGpu
   std::string why;
   Release release{emu_};
   ASSERT_TRUE(wait_on_a_copy_that_will_fail(*a, *b, *mb, bytes));
-  ASSERT_TRUE(a->copy({ma2.get(), 0, 4096}, {ma.get(), 0, 4096}, {1, 4096}, why)) << why;
+  ASSERT_TRUE(wire::passed(a->copy({ma2.get(), 0, 4096}, {ma.get(), 0, 4096}, {1, 4096}), why)) << why;
   a->finish(1);
   emu_.hold(0);  // b's copy fails as it runs: GPU 1's context breaks, its event never completes
   ASSERT_FALSE(settle(*b, 1, why));
@@ -284,7 +283,7 @@ TEST_F(EmulatedCuda, AStreamWaitingOnAnotherGpusZeroingIsGivenUpThoughNoCallSawT
   emu_.fail("cuMemsetD8Async", 1, CUDA_ERROR_ILLEGAL_ADDRESS, /*when_run=*/1);
   auto mb = b->allocate(4096);  // its zeroing waits, then fails as it runs
   ASSERT_TRUE(mb);
-  ASSERT_TRUE(a->copy({ma.get(), 0, 4096}, {mb.get(), 0, 4096}, {1, 4096}, why)) << why;  // after mb's zeroing
+  ASSERT_TRUE(wire::passed(a->copy({ma.get(), 0, 4096}, {mb.get(), 0, 4096}, {1, 4096}), why)) << why;  // after mb's zeroing
   a->finish(2);
   emu_.hold(0);
   emu_.settle();  // GPU 1's context broke; no call of the job saw it
@@ -371,7 +370,7 @@ TEST_F(EmulatedCuda, AJobWhoseFirstUseFindsTheGpuLostFailsAndDoesNotHoldIt) {
   EXPECT_FALSE(c->allocate(4096));
   std::vector<std::uint64_t> done;
   std::string why_c;
-  EXPECT_FALSE(c->poll(done, why_c));
+  EXPECT_FALSE(wire::passed(c->poll(done), why_c));
   EXPECT_NE(why_c.find("is lost"), std::string::npos) << why_c;
   m.reset();
   a.reset();
@@ -392,9 +391,9 @@ TEST_F(EmulatedCuda, AStickyErrorFoundWhileOpeningLosesTheGpuForTheJobsUsingItAn
   EXPECT_FALSE(c->idle()) << "failed before any use: work ordered behind it waits for the failure";
   std::vector<std::uint64_t> done;
   std::string why_c, why_b;
-  EXPECT_FALSE(c->poll(done, why_c));
+  EXPECT_FALSE(wire::passed(c->poll(done), why_c));
   EXPECT_NE(why_c.find("cuMemGetInfo: CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << why_c;
-  EXPECT_FALSE(b->poll(done, why_b)) << "b used the GPU whose context broke";
+  EXPECT_FALSE(wire::passed(b->poll(done), why_b)) << "b used the GPU whose context broke";
   EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
   mb.reset();
   b.reset();
@@ -450,7 +449,7 @@ TEST_F(EmulatedCuda, AFailedCopyFailsWithTheDriversErrorNameAndMessageAndTheGpuS
   const auto bytes = test::random_bytes(4096, 42);
   std::string why;
   emu_.fail("cuMemcpyAsync", 1, CUDA_ERROR_INVALID_HANDLE, 0);
-  EXPECT_FALSE(a->copy_in({m.get(), 0, 4096}, bytes.data(), {1, 4096}, why));
+  EXPECT_FALSE(wire::passed(a->copy_in({m.get(), 0, 4096}, bytes.data(), {1, 4096}), why));
   EXPECT_EQ(why, "cuMemcpyAsync: CUDA_ERROR_INVALID_HANDLE (invalid resource handle)");
   EXPECT_EQ(round_trip(*b, bytes, 1), bytes) << "a failure that is not sticky loses no GPU";
 }
@@ -479,7 +478,7 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
   ASSERT_TRUE(probe);
   std::string why;
   const std::uint64_t at_start = emu_.pageable_copies();
-  ASSERT_TRUE(gpu.copy_in({probe.get(), 0, 4096}, plain.data(), {1, 4096}, why)) << why;
+  ASSERT_TRUE(wire::passed(gpu.copy_in({probe.get(), 0, 4096}, plain.data(), {1, 4096}), why)) << why;
   ASSERT_EQ(emu_.pageable_copies(), at_start + 1);
 
   std::uint64_t value = 0;
@@ -494,9 +493,9 @@ TEST_F(EmulatedCuda, StagingAndHostObjectsReachAGpuByDmaAtEverySize) {
     auto on_gpu = gpu.allocate(n);
     ASSERT_TRUE(object && on_gpu);
     const std::uint64_t before = emu_.pageable_copies();
-    ASSERT_TRUE(gpu.copy_in({on_gpu.get(), 0, n}, buffer.get(), {1, n}, why)) << why;   // staging to GPU
-    ASSERT_TRUE(gpu.copy({object.get(), 0, n}, {on_gpu.get(), 0, n}, {1, n}, why)) << why;  // GPU to object
-    ASSERT_TRUE(gpu.copy_out(buffer.get(), {on_gpu.get(), 0, n}, {1, n}, why)) << why;  // GPU to staging
+    ASSERT_TRUE(wire::passed(gpu.copy_in({on_gpu.get(), 0, n}, buffer.get(), {1, n}), why)) << why;   // staging to GPU
+    ASSERT_TRUE(wire::passed(gpu.copy({object.get(), 0, n}, {on_gpu.get(), 0, n}, {1, n}), why)) << why;  // GPU to object
+    ASSERT_TRUE(wire::passed(gpu.copy_out(buffer.get(), {on_gpu.get(), 0, n}, {1, n}), why)) << why;  // GPU to staging
     gpu.finish(++value);
     ASSERT_TRUE(settle(gpu, value, why)) << why;
     EXPECT_EQ(emu_.pageable_copies(), before) << "a copy between a GPU and staging or a host object was pageable";
@@ -554,9 +553,9 @@ TEST_F(EmulatedCuda, StagingTheDriverRefusesToPinIsUsedUnpinnedAndTheOperatorIsT
     ASSERT_TRUE(on_gpu);
     std::string why;
     const std::uint64_t before = emu_.pageable_copies();
-    ASSERT_TRUE(gpu.copy_in({on_gpu.get(), 0, n}, staged.get(), {1, n}, why)) << why;
+    ASSERT_TRUE(wire::passed(gpu.copy_in({on_gpu.get(), 0, n}, staged.get(), {1, n}), why)) << why;
     std::fill(staged.get(), staged.get() + n, std::byte{0});
-    ASSERT_TRUE(gpu.copy_out(staged.get(), {on_gpu.get(), 0, n}, {1, n}, why)) << why;
+    ASSERT_TRUE(wire::passed(gpu.copy_out(staged.get(), {on_gpu.get(), 0, n}, {1, n}), why)) << why;
     gpu.finish(++value);
     ASSERT_TRUE(settle(gpu, value, why)) << why;
     EXPECT_EQ(emu_.pageable_copies(), before + 2) << "the unpinned buffer's copies did not take the pageable path";
@@ -576,11 +575,11 @@ TEST_F(EmulatedCuda, AStridedCopyWithinTheGpuTheDriverRefusesGoesRowByRow) {
   ASSERT_TRUE(a && b);
   const auto packed = test::random_bytes(16 * 64, 44);
   std::string why;
-  ASSERT_TRUE(gpu->copy_in({a.get(), 0, 100}, packed.data(), {16, 64}, why)) << why;
+  ASSERT_TRUE(wire::passed(gpu->copy_in({a.get(), 0, 100}, packed.data(), {16, 64}), why)) << why;
   emu_.fail("cuMemcpy2DAsync", 1, CUDA_ERROR_INVALID_VALUE, 0);
-  ASSERT_TRUE(gpu->copy({b.get(), 8, 200}, {a.get(), 0, 100}, {16, 64}, why)) << why;
+  ASSERT_TRUE(wire::passed(gpu->copy({b.get(), 8, 200}, {a.get(), 0, 100}, {16, 64}), why)) << why;
   std::vector<std::byte> out(packed.size());
-  ASSERT_TRUE(gpu->copy_out(out.data(), {b.get(), 8, 200}, {16, 64}, why)) << why;
+  ASSERT_TRUE(wire::passed(gpu->copy_out(out.data(), {b.get(), 8, 200}, {16, 64}), why)) << why;
   gpu->finish(1);
   ASSERT_TRUE(settle(*gpu, 1, why)) << why;
   EXPECT_EQ(out, packed);
@@ -595,7 +594,7 @@ TEST_F(EmulatedCuda, APeerMappingTheDriverRefusesIsNoneAndTheJobGoesOn) {
   EXPECT_FALSE(mine->map_peer(m));
   std::vector<std::uint64_t> done;
   std::string why;
-  EXPECT_TRUE(mine->poll(done, why)) << why;
+  EXPECT_TRUE(wire::passed(mine->poll(done), why)) << why;
   const auto bytes = test::random_bytes(4096, 45);
   EXPECT_EQ(round_trip(*mine, bytes, 1), bytes);
   EXPECT_TRUE(mine->map_peer(m)) << "the driver's next answer is yes";
@@ -618,7 +617,7 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   emu_.hold(0);
   ASSERT_EQ(::poll(&readable, 1, 10000), 1) << "no wake within 10 s";
   std::vector<std::uint64_t> done;
-  ASSERT_TRUE(gpu->poll(done, why)) << why;
+  ASSERT_TRUE(wire::passed(gpu->poll(done), why)) << why;
   EXPECT_EQ(done, std::vector<std::uint64_t>{2}) << "the wake came before the work it was armed behind";
   gpu->quiesce();  // the copy from the buffer ended, whatever the wake did
   held->staging.give(std::move(held->buffer), held->capacity);
@@ -643,8 +642,8 @@ TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeI
   ASSERT_TRUE(buffer);
   emu_.hold(1);  // the copies out wait
   std::uint64_t first = 0, second = 0;
-  ASSERT_TRUE(gpu->copy_out(buffer.get(), {m.get(), 0, 4096}, {1, 4096}, why) && gpu->mark(first, why) &&
-              gpu->copy_out(buffer.get() + 4096, {m.get(), 4096, 4096}, {1, 4096}, why) && gpu->mark(second, why))
+  ASSERT_TRUE(wire::passed(gpu->copy_out(buffer.get(), {m.get(), 0, 4096}, {1, 4096}), why) && wire::passed(gpu->mark(first), why) &&
+              wire::passed(gpu->copy_out(buffer.get() + 4096, {m.get(), 4096, 4096}, {1, 4096}), why) && wire::passed(gpu->mark(second), why))
       << why;
   EXPECT_LT(first, second);
   auto wake = std::make_shared<Wake>();
@@ -673,7 +672,7 @@ TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeI
   ASSERT_EQ(::read(wake->fd(), &posts, sizeof posts), static_cast<ssize_t>(sizeof posts));
   EXPECT_EQ(posts, woken ? 2u : 3u) << "one post at the second mark and one behind the work";
   std::vector<std::uint64_t> done;
-  EXPECT_TRUE(gpu->poll(done, why)) << why;
+  EXPECT_TRUE(wire::passed(gpu->poll(done), why)) << why;
   gpu->quiesce();
   staging.give(std::move(buffer), capacity);
 }

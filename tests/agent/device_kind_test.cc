@@ -36,7 +36,12 @@ AgentRun run_agent(const std::string& args, int seconds) {
 class DeviceKindWithoutGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (gpu_count(why_) > 0) GTEST_SKIP() << "this machine has a GPU";
+    std::uint32_t n = 0;
+    const wire::Outcome found = gpu_count(n);
+    if (found.ok()) GTEST_SKIP() << "this machine has a GPU";
+    EXPECT_EQ(found.err(), -ENODEV);
+    EXPECT_EQ(n, 0u);
+    why_ = found.why();
     ASSERT_FALSE(why_.empty());
   }
   std::string why_;  // the loader's reason
@@ -64,8 +69,10 @@ TEST_F(DeviceKindWithoutGpu, TheDefaultStaysSimulatedDevicesWithoutAWordOfGpus) 
 }
 
 TEST(DeviceKind, TheLoadersReasonNamesTheCause) {
-  std::string why;
-  if (gpu_count(why) > 0) GTEST_SKIP() << "this machine has a GPU";
+  std::uint32_t n = 0;
+  const wire::Outcome found = gpu_count(n);
+  if (found.ok()) GTEST_SKIP() << "this machine has a GPU";
+  const std::string& why = found.why();
 #if defined(RIG_CUDA)
   // No libcuda.so.1 here names the library; a driver without a GPU names the driver's error.
   EXPECT_TRUE(why.find("libcuda.so.1") != std::string::npos || why.find("CUDA_ERROR_") != std::string::npos) << why;

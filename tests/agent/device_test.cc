@@ -50,9 +50,10 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
                         "the driver's threads nor DMA)";
       }
 #endif
-      std::string why;
-      const std::uint32_t gpus = gpu_count(why);
-      if (gpus == 0) GTEST_SKIP() << "skipped: no GPU (" << why << ")";
+      std::uint32_t gpus = 0;
+      if (const wire::Outcome found = gpu_count(gpus); !found.ok()) {
+        GTEST_SKIP() << "skipped: no GPU (" << found.why() << ")";
+      }
       if (gpus < GetParam().other) GTEST_SKIP() << "skipped: one GPU (the test copies between two)";
     }
     devices_ = open_devices(config);
@@ -70,7 +71,7 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
     std::vector<std::uint64_t> done;
     std::string why;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (!d.poll(done, why)) return false;
+      if (!wire::passed(d.poll(done), why)) return false;
       for (std::uint64_t v : done) {
         if (v == value) return true;
       }
@@ -82,13 +83,13 @@ class DeviceConformance : public ::testing::TestWithParam<Backend> {
   std::vector<std::byte> read(DeviceBackend& d, const Place& place, Shape shape) {
     std::vector<std::byte> out(shape.rows * shape.row_bytes);
     std::string why;
-    EXPECT_TRUE(d.copy_out(out.data(), place, shape, why)) << why;
+    EXPECT_TRUE(wire::passed(d.copy_out(out.data(), place, shape), why)) << why;
     EXPECT_TRUE(finish(d, ++value_));
     return out;
   }
   void write(DeviceBackend& d, const Place& place, Shape shape, const std::vector<std::byte>& packed) {
     std::string why;
-    ASSERT_TRUE(d.copy_in(place, packed.data(), shape, why)) << why;
+    ASSERT_TRUE(wire::passed(d.copy_in(place, packed.data(), shape), why)) << why;
     ASSERT_TRUE(finish(d, ++value_));
   }
 
@@ -152,7 +153,7 @@ TEST_P(DeviceConformance, CopiesWithinTheDeviceMoveRowsToRowsExact) {
   const auto packed = test::random_bytes(16 * 64, 12);
   write(dut(), {a.get(), 0, 64}, {16, 64}, packed);
   std::string why;
-  ASSERT_TRUE(dut().copy({b.get(), 128, 200}, {a.get(), 0, 64}, {16, 64}, why)) << why;
+  ASSERT_TRUE(wire::passed(dut().copy({b.get(), 128, 200}, {a.get(), 0, 64}, {16, 64}), why)) << why;
   ASSERT_TRUE(finish(dut(), ++value_));
   EXPECT_EQ(read(dut(), {b.get(), 128, 200}, {16, 64}), packed);
 }
@@ -165,12 +166,12 @@ TEST_P(DeviceConformance, CopiesBetweenDevicesOfTheAgentLandExactBothWays) {
   const auto packed = test::random_bytes(4096, 13);
   write(dut(), {mine.get(), 0, 4096}, {1, 4096}, packed);
   std::string why;
-  ASSERT_TRUE(dut().copy({theirs.get(), 0, 4096}, {mine.get(), 0, 4096}, {1, 4096}, why)) << why;
+  ASSERT_TRUE(wire::passed(dut().copy({theirs.get(), 0, 4096}, {mine.get(), 0, 4096}, {1, 4096}), why)) << why;
   ASSERT_TRUE(finish(dut(), ++value_));
   EXPECT_EQ(read(other(), {theirs.get(), 0, 4096}, {1, 4096}), packed);
   const auto back = test::random_bytes(4096, 14);
   write(other(), {theirs.get(), 0, 4096}, {1, 4096}, back);
-  ASSERT_TRUE(dut().copy({mine.get(), 0, 4096}, {theirs.get(), 0, 4096}, {1, 4096}, why)) << why;
+  ASSERT_TRUE(wire::passed(dut().copy({mine.get(), 0, 4096}, {theirs.get(), 0, 4096}, {1, 4096}), why)) << why;
   ASSERT_TRUE(finish(dut(), ++value_));
   EXPECT_EQ(read(dut(), {mine.get(), 0, 4096}, {1, 4096}), back);
 }
@@ -198,18 +199,18 @@ TEST_P(DeviceConformance, EveryValueFinishedIsReportedOnceAndInOrder) {
   std::vector<std::vector<std::byte>> sources;  // read by the copies until their values are done
   for (std::uint64_t v : {3u, 7u, 8u, 20u}) {
     const auto& packed = sources.emplace_back(test::random_bytes(4096, v));
-    ASSERT_TRUE(dut().copy_in({m.get(), 0, 4096}, packed.data(), {1, 4096}, why)) << why;
+    ASSERT_TRUE(wire::passed(dut().copy_in({m.get(), 0, 4096}, packed.data(), {1, 4096}), why)) << why;
     if (dut().finish(v) == Completion::kDone) reported.push_back(v);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (reported.size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_TRUE(dut().poll(reported, why)) << why;
+    ASSERT_TRUE(wire::passed(dut().poll(reported), why)) << why;
     std::this_thread::yield();
   }
   EXPECT_EQ(reported, (std::vector<std::uint64_t>{3, 7, 8, 20}));
   EXPECT_TRUE(dut().idle());
   std::vector<std::uint64_t> more;
-  ASSERT_TRUE(dut().poll(more, why));
+  ASSERT_TRUE(wire::passed(dut().poll(more), why));
   EXPECT_TRUE(more.empty()) << "a value reported twice";
 }
 
@@ -229,17 +230,17 @@ TEST_P(DeviceConformance, WorkOrderedAfterAnotherDevicesFinishedValueSeesWhatTha
   const auto packed = test::random_bytes(n, 18);
   std::copy(packed.begin(), packed.end(), source->host());
   std::string why;
-  ASSERT_TRUE(other().copy({theirs.get(), 0, n}, {source.get(), 0, n}, {1, n}, why)) << why;
+  ASSERT_TRUE(wire::passed(other().copy({theirs.get(), 0, n}, {source.get(), 0, n}, {1, n}), why)) << why;
   const std::uint64_t awaited = ++value_;
   const bool reported = other().finish(awaited) == Completion::kDone;
   dut().wait_on(other(), awaited);
-  ASSERT_TRUE(dut().copy({mine.get(), 0, n}, {theirs.get(), 0, n}, {1, n}, why)) << why;
+  ASSERT_TRUE(wire::passed(dut().copy({mine.get(), 0, n}, {theirs.get(), 0, n}, {1, n}), why)) << why;
   ASSERT_TRUE(finish(dut(), ++value_));
   EXPECT_EQ(read(dut(), {mine.get(), 0, n}, {1, n}), packed);
   std::vector<std::uint64_t> done;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!reported && done.empty() && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_TRUE(other().poll(done, why)) << why;
+    ASSERT_TRUE(wire::passed(other().poll(done), why)) << why;
   }
   if (!reported) {
     EXPECT_EQ(done, (std::vector<std::uint64_t>{awaited}));
@@ -257,7 +258,7 @@ TEST_P(DeviceConformance, AnotherDevicesCopyOfFreshMemoryReadsZero) {
   auto theirs = other().allocate(n);
   ASSERT_TRUE(theirs);
   std::string why;
-  ASSERT_TRUE(dut().copy({mine.get(), 0, n}, {theirs.get(), 0, n}, {1, n}, why)) << why;
+  ASSERT_TRUE(wire::passed(dut().copy({mine.get(), 0, n}, {theirs.get(), 0, n}, {1, n}), why)) << why;
   ASSERT_TRUE(finish(dut(), ++value_));
   EXPECT_EQ(read(dut(), {mine.get(), 0, n}, {1, n}), std::vector<std::byte>(n));
 }

@@ -11,9 +11,8 @@ namespace rig::info {
 nlohmann::ordered_json gpu_facts() {
   using json = nlohmann::ordered_json;
 #if defined(RIG_CUDA)
-  std::string why;
-  const agent::CudaGpus* gpus = agent::CudaGpus::probe(why);
-  if (gpus == nullptr) return {{"count", 0}, {"why", why}};
+  const agent::CudaGpus* gpus = nullptr;
+  if (const wire::Outcome o = agent::CudaGpus::probe(gpus); !o.ok()) return {{"count", 0}, {"why", o.why()}};
   json devices = json::array();
   for (const agent::CudaGpus::Gpu& g : gpus->gpus()) {
     devices.push_back({{"ordinal", g.ordinal}, {"name", g.name}, {"arch", g.arch}, {"l2_bytes", g.cache_bytes}});

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 
 namespace rig::agent {
@@ -16,28 +17,29 @@ std::string open_failure() {
   return std::string("no CUDA driver: ") + (e != nullptr ? e : "libcuda.so.1 could not be loaded");
 }
 
+// No driver this build takes: -ENODEV and why not.
+wire::Outcome no_driver(std::string why) { return wire::Outcome::failed(-ENODEV, std::move(why)); }
+
 // Whether the library is a driver this build takes: it answers cuDriverGetVersion with
 // kMinimumVersion or newer and has cuGetProcAddress_v2; else why not.
-bool check_version(void* lib, void* get_proc, int& version, std::string& why) {
+wire::Outcome check_version(void* lib, void* get_proc, int& version) {
   auto get_version = reinterpret_cast<CUresult (*)(int*)>(dlsym(lib, "cuDriverGetVersion"));
   auto get_name = reinterpret_cast<CUresult (*)(CUresult, const char**)>(dlsym(lib, "cuGetErrorName"));
   const CUresult rc = get_version != nullptr ? get_version(&version) : CUDA_ERROR_NOT_FOUND;
   if (get_version != nullptr && rc != CUDA_SUCCESS) {
     const char* name = nullptr;
     if (get_name == nullptr || get_name(rc, &name) != CUDA_SUCCESS) name = nullptr;
-    why = "no usable CUDA driver: libcuda.so.1 answers cuDriverGetVersion with " +
-          (name != nullptr ? std::string(name) : "CUresult " + std::to_string(rc)) +
-          (rc == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub library, not a driver)" : "");
-    return false;
+    return no_driver("no usable CUDA driver: libcuda.so.1 answers cuDriverGetVersion with " +
+                     (name != nullptr ? std::string(name) : "CUresult " + std::to_string(rc)) +
+                     (rc == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub library, not a driver)" : ""));
   }
   if (get_proc == nullptr || get_version == nullptr || version < CudaDriver::kMinimumVersion) {
-    why = "the CUDA driver (libcuda.so.1) supports CUDA " +
-          (version > 0 ? cuda_version_string(version) : std::string("older than 12.0")) +
-          "; this rig-agent needs a driver for CUDA " + cuda_version_string(CudaDriver::kMinimumVersion) +
-          " or newer (built with CUDA " + cuda_version_string(CUDA_VERSION) + ")";
-    return false;
+    return no_driver("the CUDA driver (libcuda.so.1) supports CUDA " +
+                     (version > 0 ? cuda_version_string(version) : std::string("older than 12.0")) +
+                     "; this rig-agent needs a driver for CUDA " + cuda_version_string(CudaDriver::kMinimumVersion) +
+                     " or newer (built with CUDA " + cuda_version_string(CUDA_VERSION) + ")");
   }
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -55,53 +57,48 @@ std::string CudaDriver::error(const char* call, CUresult rc) const {
          (text != nullptr ? text : "no message from the driver") + ")";
 }
 
-bool CudaDriver::resolve(void* get_proc, int at, std::string& why) {
+wire::Outcome CudaDriver::resolve(void* get_proc, int at) {
   auto get = reinterpret_cast<GetProcAddress>(get_proc);
   CUdriverProcAddressQueryResult status{};
   CUresult rc = CUDA_SUCCESS;
 #define RIG_CUDA_RESOLVE(name)                                                                            \
   rc = get(#name, reinterpret_cast<void**>(&name), at, CU_GET_PROC_ADDRESS_DEFAULT, &status);             \
   if (rc != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || name == nullptr) {                   \
-    why = std::string("the CUDA driver has no entry point " #name " for CUDA ") +                         \
-          cuda_version_string(at) + " (cuGetProcAddress: result " + std::to_string(rc) +                 \
-          ", status " + std::to_string(status) + ")";                                                     \
-    return false;                                                                                          \
+    return no_driver(std::string("the CUDA driver has no entry point " #name " for CUDA ") +             \
+                     cuda_version_string(at) + " (cuGetProcAddress: result " + std::to_string(rc) +      \
+                     ", status " + std::to_string(status) + ")");                                          \
   }
   RIG_CUDA_ENTRY_POINTS(RIG_CUDA_RESOLVE)
 #undef RIG_CUDA_RESOLVE
-  return true;
+  return {};
 }
 
-const CudaDriver* CudaDriver::load(std::string& why) {
+wire::Outcome CudaDriver::load(const CudaDriver*& driver) {
   static std::once_flag once;
-  static const CudaDriver* driver = nullptr;
-  static std::string reason;
+  static const CudaDriver* loaded = nullptr;
+  static wire::Outcome outcome;
   std::call_once(once, [] {
     // Never closed: the driver stays for the process's life (its threads run inside it).
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
-      reason = open_failure();
+      outcome = no_driver(open_failure());
       return;
     }
     void* get_proc = dlsym(lib, "cuGetProcAddress_v2");
     int version = 0;
-    if (!check_version(lib, get_proc, version, reason)) return;
-    auto* d = new CudaDriver();
+    if (outcome = check_version(lib, get_proc, version); !outcome.ok()) return;
+    auto d = std::unique_ptr<CudaDriver>(new CudaDriver());
     d->version_ = version;
     // A driver refuses a version past its own (CUDA_ERROR_INVALID_VALUE): ask at the older.
-    if (!d->resolve(get_proc, std::min(version, CUDA_VERSION), reason)) {
-      delete d;
-      return;
-    }
+    if (outcome = d->resolve(get_proc, std::min(version, CUDA_VERSION)); !outcome.ok()) return;
     if (const CUresult rc = d->cuInit(0); rc != CUDA_SUCCESS) {
-      reason = "no usable GPU: " + d->error("cuInit", rc);
-      delete d;
+      outcome = no_driver("no usable GPU: " + d->error("cuInit", rc));
       return;
     }
-    driver = d;
+    loaded = d.release();
   });
-  if (driver == nullptr) why = reason;
-  return driver;
+  driver = loaded;
+  return outcome;
 }
 
 }  // namespace rig::agent

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "rig/wire/outcome.h"
+
 namespace rig::agent {
 
 // The entry points the CUDA device backend calls (names as cuda.h spells them).
@@ -26,10 +28,11 @@ class CudaDriver {
   // The oldest driver this build takes: cuGetProcAddress with a symbol status (CUDA 12.0).
   static constexpr int kMinimumVersion = 12000;
 
-  // The process's driver, loaded and initialised (cuInit) once; nullptr (with why, the same on
-  // every call) when there is none: no libcuda.so.1, a driver older than kMinimumVersion, an
-  // entry point missing, or cuInit failing (no GPU, a driver/kernel module mismatch).
-  static const CudaDriver* load(std::string& why);
+  // The process's driver in `driver`, loaded and initialised (cuInit) once; -ENODEV (the same
+  // on every call, `driver` null) when there is none: no libcuda.so.1, a driver older than
+  // kMinimumVersion, an entry point missing, or cuInit failing (no GPU, a driver/kernel module
+  // mismatch).
+  static wire::Outcome load(const CudaDriver*& driver);
 
   // "call: CUDA_ERROR_NAME (the driver's message)" for a failed call's result.
   std::string error(const char* call, CUresult rc) const;
@@ -42,9 +45,8 @@ class CudaDriver {
 
  private:
   CudaDriver() = default;
-  // Resolves every entry point through `get_proc` (cuGetProcAddress_v2) at CUDA version `at`;
-  // false with why.
-  bool resolve(void* get_proc, int at, std::string& why);
+  // Resolves every entry point through `get_proc` (cuGetProcAddress_v2) at CUDA version `at`.
+  wire::Outcome resolve(void* get_proc, int at);
 
   int version_ = 0;
 };

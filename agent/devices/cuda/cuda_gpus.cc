@@ -33,34 +33,29 @@ bool cuda_error_is_sticky(CUresult rc) {
   }
 }
 
-const CudaGpus* CudaGpus::probe(std::string& why) {
+wire::Outcome CudaGpus::probe(const CudaGpus*& gpus) {
   static std::once_flag once;
-  static const CudaGpus* gpus = nullptr;
-  static std::string reason;
+  static const CudaGpus* probed = nullptr;
+  static wire::Outcome outcome;
   std::call_once(once, [] {
-    const CudaDriver* driver = CudaDriver::load(reason);
-    if (driver == nullptr) return;
-    auto* g = new CudaGpus(*driver);
-    if (!g->read_facts(reason)) {
-      delete g;
-      return;
-    }
-    gpus = g;
+    const CudaDriver* driver = nullptr;
+    if (outcome = CudaDriver::load(driver); !outcome.ok()) return;
+    auto g = std::unique_ptr<CudaGpus>(new CudaGpus(*driver));
+    if (outcome = g->read_facts(); !outcome.ok()) return;
+    probed = g.release();
   });
-  if (gpus == nullptr) why = reason;
-  return gpus;
+  gpus = probed;
+  return outcome;
 }
 
-bool CudaGpus::read_facts(std::string& why) {
+wire::Outcome CudaGpus::read_facts() {
   const CudaDriver& d = *driver_;
   int count = 0;
   if (const CUresult rc = d.cuDeviceGetCount(&count); rc != CUDA_SUCCESS) {
-    why = "no usable GPU: " + d.error("cuDeviceGetCount", rc);
-    return false;
+    return wire::Outcome::failed(-ENODEV, "no usable GPU: " + d.error("cuDeviceGetCount", rc));
   }
   if (count == 0) {
-    why = "no GPU: the CUDA driver sees none (CUDA_VISIBLE_DEVICES may hide them)";
-    return false;
+    return wire::Outcome::failed(-ENODEV, "no GPU: the CUDA driver sees none (CUDA_VISIBLE_DEVICES may hide them)");
   }
   count = std::min(count, static_cast<int>(wire::kMaxDevices) - 1);  // id 0 is the host
   for (int i = 0; i < count; ++i) {
@@ -74,8 +69,7 @@ bool CudaGpus::read_facts(std::string& why) {
     if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, g.device);
     if (rc == CUDA_SUCCESS) rc = d.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, g.device);
     if (rc != CUDA_SUCCESS) {
-      why = "GPU " + std::to_string(i) + ": " + d.error("reading its attributes", rc);
-      return false;
+      return wire::Outcome::failed(-ENODEV, "GPU " + std::to_string(i) + ": " + d.error("reading its attributes", rc));
     }
     g.name = name;
     g.arch = "sm_" + std::to_string(major) + std::to_string(minor);
@@ -91,7 +85,7 @@ bool CudaGpus::read_facts(std::string& why) {
     }
   }
   states_ = std::make_unique<State[]>(gpus_.size());
-  return true;
+  return {};
 }
 
 CudaGpus::Hold::Hold(const CudaGpus& gpus, int ordinal) : gpus_(gpus), ordinal_(ordinal) {
@@ -195,12 +189,12 @@ void CudaGpus::keep_until_destroyed(int ordinal, std::shared_ptr<const void> wha
   }
 }
 
-bool CudaGpus::lost(int ordinal, std::string& why) const {
-  if (!lost(ordinal)) return false;
+wire::Outcome CudaGpus::health(int ordinal) const {
+  if (!lost(ordinal)) return {};
   State& s = states_[ordinal];
   std::lock_guard lock(s.mutex);
-  why = "GPU " + std::to_string(ordinal) + " (" + gpus_[ordinal].name + ") is lost: " + s.lost_why;
-  return true;
+  return wire::Outcome::failed(-EIO, "GPU " + std::to_string(ordinal) + " (" + gpus_[ordinal].name + ") is lost: " +
+                                         s.lost_why);
 }
 
 void CudaGpus::Hold::lose(const std::string& why) const { gpus_.lose(ordinal_, why); }

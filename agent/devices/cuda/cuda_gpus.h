@@ -18,6 +18,7 @@
 
 #include "devices/cuda/cuda_driver.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -32,15 +33,16 @@ class CudaGpus {
     std::uint64_t peers = 0;       // bit j: this GPU can access GPU j's memory (the driver's answer)
   };
 
-  // The process's GPUs, probed once; nullptr (with why, the same every call) when there is no
-  // driver or no GPU.
-  static const CudaGpus* probe(std::string& why);
+  // The process's GPUs in `gpus`, probed once; -ENODEV (the same every call, `gpus` null) when
+  // there is no driver or no GPU.
+  static wire::Outcome probe(const CudaGpus*& gpus);
 
   const CudaDriver& driver() const { return *driver_; }
   const std::vector<Gpu>& gpus() const { return gpus_; }
 
-  // Whether GPU `ordinal` is lost, with the reason ("GPU i (name) is lost: ..."), and without.
-  bool lost(int ordinal, std::string& why) const;
+  // Ok while GPU `ordinal` is not lost; else -EIO with the reason ("GPU i (name) is lost: ...").
+  wire::Outcome health(int ordinal) const;
+  // Whether it is lost, without the reason (allocates nothing: for destructors).
   bool lost(int ordinal) const noexcept;
   // Asks GPU `ordinal`'s context whether a sticky error broke it (a call that fails in a broken
   // context), and loses the GPU if so: for a wait on its work that no call of a job has seen
@@ -69,8 +71,8 @@ class CudaGpus {
     const CudaDriver& driver() const { return gpus_.driver(); }
     const CudaGpus& gpus() const { return gpus_; }
     const Gpu& gpu() const { return gpus_.gpus_[ordinal_]; }
-    // Whether the GPU is lost (a sticky error in any job using it), with the reason.
-    bool lost(std::string& why) const { return gpus_.lost(ordinal_, why); }
+    // Ok unless the GPU is lost (a sticky error in any job using it): then the reason.
+    wire::Outcome health() const { return gpus_.health(ordinal_); }
     // The same without the reason (allocates nothing: for destructors).
     bool lost() const noexcept { return gpus_.lost(ordinal_); }
     // A sticky error: every job using the GPU fails from now on.
@@ -91,7 +93,7 @@ class CudaGpus {
   void lose_without_words(int ordinal) const noexcept;
   // Lets go of what keep_until_destroyed held, one GPU's at a time (no State lock held).
   static void release(std::vector<std::shared_ptr<const void>>& kept) noexcept;
-  bool read_facts(std::string& why);
+  wire::Outcome read_facts();
   // Shared by every job's hold on one GPU.
   struct State {
     std::mutex mutex;

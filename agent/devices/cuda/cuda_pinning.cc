@@ -24,13 +24,7 @@ CUresult CudaPinning::register_in(int ordinal, std::byte* p, std::uint64_t bytes
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
-  std::string lost;
-  bool open = false;
-  try {
-    open = !c.gpu->lost(lost) && c.gpu->context() != nullptr;
-  } catch (const std::exception&) {  // no memory for the words: not pinned here
-  }
-  if (!open) return CUDA_ERROR_INVALID_CONTEXT;
+  if (c.gpu->lost() || c.gpu->context() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   const char* call = "cuCtxSetCurrent";
   CUresult rc = d.cuCtxSetCurrent(c.gpu->context());
   if (rc == CUDA_SUCCESS) {

@@ -44,7 +44,8 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, 
   std::string lost;
   {
     const CudaGpus::Hold probe(gpus, ordinal);
-    if (!probe.lost(lost) && probe.context() != nullptr &&
+    if (const wire::Outcome health = probe.health(); !health.ok()) lost = health.why();
+    if (lost.empty() && probe.context() != nullptr &&
         (info = gpus.driver().cuCtxSetCurrent(probe.context())) == CUDA_SUCCESS) {
       call = "cuMemGetInfo";
       info = gpus.driver().cuMemGetInfo(&free, &total);
@@ -61,7 +62,7 @@ std::unique_ptr<CudaDevice> CudaDevice::open(const CudaGpus& gpus, int ordinal, 
   auto device = std::unique_ptr<CudaDevice>(new CudaDevice(facts(gpus.gpus()[ordinal], id, budget, reaches), gpus, ordinal));
   // A GPU that could not say its free memory fails the job at its first use, saying why, rather
   // than answer every alloc "no room".
-  if (info != CUDA_SUCCESS) device->open_fault_ = !lost.empty() ? lost : gpus.driver().error(call, info);
+  if (info != CUDA_SUCCESS) device->open_fault_ = device_error(!lost.empty() ? lost : gpus.driver().error(call, info));
   return device;
 }
 
@@ -72,22 +73,19 @@ CudaDevice::CudaDevice(const wire::Account& account, const CudaGpus& gpus, int o
       ordinal_(ordinal),
       budget_(std::make_shared<Budget>(Budget{account.budget})) {}
 
-bool CudaDevice::take(std::string& why) {
-  if (!open_fault_.empty()) {
-    fault_ = why = open_fault_;
-    return false;
-  }
+wire::Outcome CudaDevice::take() {
+  if (!open_fault_.ok()) return fault_ = open_fault_;
   gpu_ = std::make_shared<CudaGpus::Hold>(gpus_, ordinal_);
-  if (current(why) &&
-      check("cuStreamCreate", driver_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), why) &&
-      check("cuEventCreate", driver_.cuEventCreate(&tail_, CU_EVENT_DISABLE_TIMING), why) &&
-      check("cuStreamCreate", driver_.cuStreamCreate(&wake_stream_, CU_STREAM_NON_BLOCKING), why) &&
-      check("cuEventCreate", driver_.cuEventCreate(&wake_event_, CU_EVENT_DISABLE_TIMING), why))
-    return true;
+  wire::Outcome made = current();
+  if (made.ok()) made = check("cuStreamCreate", driver_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  if (made.ok()) made = check("cuEventCreate", driver_.cuEventCreate(&tail_, CU_EVENT_DISABLE_TIMING));
+  if (made.ok()) made = check("cuStreamCreate", driver_.cuStreamCreate(&wake_stream_, CU_STREAM_NON_BLOCKING));
+  if (made.ok()) made = check("cuEventCreate", driver_.cuEventCreate(&wake_event_, CU_EVENT_DISABLE_TIMING));
+  if (made.ok()) return made;
   // The job fails (its next poll); meanwhile it does not hold a GPU it could not use.
-  fault_ = why;
+  fault_ = made;
   let_go();
-  return false;
+  return made;
 }
 
 CudaDevice::~CudaDevice() {
@@ -114,63 +112,50 @@ void CudaDevice::let_go() {
   gpu_.reset();
 }
 
-bool CudaDevice::usable(std::string& why) {
-  if (gpu_ != nullptr) return current(why);
-  if (!fault_.empty()) {  // a failed take, or a failure reported before any use
-    why = fault_;
-    return false;
-  }
-  return take(why);
+wire::Outcome CudaDevice::usable() {
+  if (gpu_ != nullptr) return current();
+  if (!fault_.ok()) return fault_;  // a failed take, or a failure reported before any use
+  return take();
 }
 
-bool CudaDevice::current(std::string& why) const {
+wire::Outcome CudaDevice::current() const {
   assert(gpu_ != nullptr);
-  if (!fault_.empty()) {
-    why = fault_;
-    return false;
-  }
-  if (gpu_->lost(why)) return false;
+  if (!fault_.ok()) return fault_;
+  RIG_RETURN_IF_FAILED(gpu_->health());
   return check("cuCtxSetCurrent", gpu_->context() != nullptr ? driver_.cuCtxSetCurrent(gpu_->context())
-                                                               : CUDA_ERROR_INVALID_CONTEXT, why);
+                                                               : CUDA_ERROR_INVALID_CONTEXT);
 }
 
-bool CudaDevice::check(const char* call, CUresult rc, std::string& why) const {
-  if (rc == CUDA_SUCCESS) return true;
-  why = driver_.error(call, rc);
+wire::Outcome CudaDevice::check(const char* call, CUresult rc) const {
+  if (rc == CUDA_SUCCESS) return {};
+  std::string why = driver_.error(call, rc);
   if (cuda_error_is_sticky(rc)) {
     gpu_->lose(why);
     why = "GPU " + std::to_string(gpu_->gpu().ordinal) + " lost: " + why;
   }
-  return false;
+  return device_error(std::move(why));
 }
 
 std::shared_ptr<Memory> CudaDevice::allocate(std::uint64_t bytes) {
-  std::string why;
-  if (!usable(why)) return nullptr;
+  if (!usable().ok()) return nullptr;  // lost or failed before: the next poll() says why
   CUresult rc = CUDA_SUCCESS;
   auto memory = CudaMemory::allocate(gpu_, id(), bytes, budget_, rc);
   if (!memory) {
     // No room (past the budget, CUDA_ERROR_OUT_OF_MEMORY) or a size the driver refuses: the
     // page's None. Anything else is the GPU failing: the job fails (a sticky error loses it).
-    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_OUT_OF_MEMORY && rc != CUDA_ERROR_INVALID_VALUE &&
-        !check("cuMemAlloc", rc, why)) {
-      fault_ = why;
-    }
+    if (rc != CUDA_ERROR_OUT_OF_MEMORY && rc != CUDA_ERROR_INVALID_VALUE) keep_fault(check("cuMemAlloc", rc));
     return nullptr;
   }
   // Zeroed, as every device's fresh memory is: ordered before any copy this stream runs later,
   // and, through the event, before another GPU's copies of it (wait_zeroed).
   CUevent zeroed = nullptr;
-  if (!check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_), why) ||
-      !check("cuEventCreate", driver_.cuEventCreate(&zeroed, CU_EVENT_DISABLE_TIMING), why)) {
-    fault_ = why;
-    return nullptr;
+  wire::Outcome zeroing = check("cuMemsetD8Async", driver_.cuMemsetD8Async(memory->address(), 0, bytes, stream_));
+  if (zeroing.ok()) zeroing = check("cuEventCreate", driver_.cuEventCreate(&zeroed, CU_EVENT_DISABLE_TIMING));
+  if (zeroing.ok()) {
+    memory->set_zeroed(zeroed, other_waited_gpus());
+    zeroing = check("cuEventRecord", driver_.cuEventRecord(zeroed, stream_));
   }
-  memory->set_zeroed(zeroed, other_waited_gpus());
-  if (!check("cuEventRecord", driver_.cuEventRecord(zeroed, stream_), why)) {
-    fault_ = why;
-    return nullptr;
-  }
+  if (!keep_fault(zeroing)) return nullptr;
   return memory;
 }
 
@@ -179,12 +164,11 @@ std::shared_ptr<Memory> CudaDevice::map_peer(const std::shared_ptr<Memory>& memo
   const auto* other = dynamic_cast<const CudaMemory*>(memory.get());
   if (other == nullptr) return nullptr;
   if (other->device() == id()) return memory;
-  std::string why;
-  if (!usable(why)) return nullptr;  // lost or failed before: the next poll() says why
+  if (!usable().ok()) return nullptr;  // lost or failed before: the next poll() says why
   // The peer's context (primary, shared by the process) is found by its allocation's address.
   CUcontext peer = nullptr;
-  if (!check("cuPointerGetAttribute", driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address()), why)) {
-    fault_ = why;
+  if (!keep_fault(check("cuPointerGetAttribute",
+                        driver_.cuPointerGetAttribute(&peer, CU_POINTER_ATTRIBUTE_CONTEXT, other->address())))) {
     return nullptr;
   }
   const CUresult rc = driver_.cuCtxEnablePeerAccess(peer, 0);
@@ -193,55 +177,53 @@ std::shared_ptr<Memory> CudaDevice::map_peer(const std::shared_ptr<Memory>& memo
   }
   // The driver's refusals are map_peer's None; any other failure is the GPU failing (the job
   // fails; a sticky error loses the GPU).
-  if (rc != CUDA_ERROR_PEER_ACCESS_UNSUPPORTED && rc != CUDA_ERROR_TOO_MANY_PEERS && rc != CUDA_ERROR_INVALID_DEVICE &&
-      !check("cuCtxEnablePeerAccess", rc, why)) {
-    fault_ = why;
+  if (rc != CUDA_ERROR_PEER_ACCESS_UNSUPPORTED && rc != CUDA_ERROR_TOO_MANY_PEERS && rc != CUDA_ERROR_INVALID_DEVICE) {
+    keep_fault(check("cuCtxEnablePeerAccess", rc));
   }
   return nullptr;
 }
 
-bool CudaDevice::end_of(const Place& p, End& e, std::string& why) const {
+wire::Outcome CudaDevice::end_of(const Place& p, End& e) const {
   e.pitch = p.pitch;
   if (p.memory->host() != nullptr) {
     e.host = true;
     e.address = reinterpret_cast<std::uintptr_t>(p.memory->host() + p.offset);
-    return true;
+    return {};
   }
   const auto* m = dynamic_cast<const CudaMemory*>(p.memory);
   if (m == nullptr) {
-    why = "memory of device " + std::to_string(p.memory->device()) + " is neither RAM nor a GPU's";
-    return false;
+    return device_error("memory of device " + std::to_string(p.memory->device()) + " is neither RAM nor a GPU's");
   }
   e.address = m->address() + p.offset;
   e.memory = m;
-  return true;
+  return {};
 }
 
-bool CudaDevice::wait_zeroed(const End& e, std::string& why) {
-  if (e.memory == nullptr || e.memory->device() == id() || e.memory->zeroed() == nullptr) return true;
-  if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0), why)) return false;
+wire::Outcome CudaDevice::wait_zeroed(const End& e) {
+  if (e.memory == nullptr || e.memory->device() == id() || e.memory->zeroed() == nullptr) return {};
+  RIG_RETURN_IF_FAILED(check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e.memory->zeroed(), 0)));
   waited_gpus_ |= 1ull << e.memory->ordinal();  // quiesce() gives the stream up if that GPU is lost
-  return true;
+  return {};
 }
 
-bool CudaDevice::issue_rows(const End& dst, const End& src, Shape shape, std::string& why) {
+wire::Outcome CudaDevice::issue_rows(const End& dst, const End& src, Shape shape) {
   for (std::uint64_t r = 0; r < shape.rows; ++r) {
-    if (!check("cuMemcpyAsync",
-               driver_.cuMemcpyAsync(dst.address + r * dst.pitch, src.address + r * src.pitch, shape.row_bytes, stream_),
-               why))
-      return false;
+    RIG_RETURN_IF_FAILED(check("cuMemcpyAsync", driver_.cuMemcpyAsync(dst.address + r * dst.pitch,
+                                                                      src.address + r * src.pitch, shape.row_bytes, stream_)));
   }
-  return true;
+  return {};
 }
 
-bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string& why) {
-  if (!usable(why) || !wait_zeroed(dst, why) || !wait_zeroed(src, why)) return false;
+wire::Outcome CudaDevice::issue(const End& dst, const End& src, Shape shape) {
+  RIG_RETURN_IF_FAILED(usable());
+  RIG_RETURN_IF_FAILED(wait_zeroed(dst));
+  RIG_RETURN_IF_FAILED(wait_zeroed(src));
   const bool packed = shape.rows == 1 || (dst.pitch == shape.row_bytes && src.pitch == shape.row_bytes);
   if (packed) {
     const std::uint64_t bytes = shape.rows * shape.row_bytes;
-    if (!check("cuMemcpyAsync", driver_.cuMemcpyAsync(dst.address, src.address, bytes, stream_), why)) return false;
+    RIG_RETURN_IF_FAILED(check("cuMemcpyAsync", driver_.cuMemcpyAsync(dst.address, src.address, bytes, stream_)));
   } else if (dst.pitch > kMaxPitch || src.pitch > kMaxPitch) {
-    if (!issue_rows(dst, src, shape, why)) return false;  // past what a 2D copy takes
+    RIG_RETURN_IF_FAILED(issue_rows(dst, src, shape));  // past what a 2D copy takes
   } else {
     CUDA_MEMCPY2D m{};
     m.srcMemoryType = src.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
@@ -259,36 +241,44 @@ bool CudaDevice::issue(const End& dst, const End& src, Shape shape, std::string&
     // cuMemAllocPitch()": such rows go one by one.
     const bool within_device = !src.host && !dst.host && src.memory != nullptr && dst.memory != nullptr &&
                                src.memory->device() == dst.memory->device();
-    if (rc == CUDA_ERROR_INVALID_VALUE && within_device) {
-      if (!issue_rows(dst, src, shape, why)) return false;
-    } else if (!check("cuMemcpy2DAsync", rc, why)) {
-      return false;
-    }
+    RIG_RETURN_IF_FAILED(rc == CUDA_ERROR_INVALID_VALUE && within_device ? issue_rows(dst, src, shape)
+                                                                         : check("cuMemcpy2DAsync", rc));
   }
   issued_since_arm_ = true;
-  return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why);
+  return check("cuEventRecord", driver_.cuEventRecord(tail_, stream_));
 }
 
-bool CudaDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) {
+wire::Outcome CudaDevice::copy_in(const Place& dst, const std::byte* packed, Shape shape) {
   End d, s{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes};
-  return end_of(dst, d, why) && issue(d, s, shape, why);
+  RIG_RETURN_IF_FAILED(end_of(dst, d));
+  return issue(d, s, shape);
 }
 
-bool CudaDevice::copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) {
+wire::Outcome CudaDevice::copy_out(std::byte* packed, const Place& src, Shape shape) {
   End d{true, reinterpret_cast<std::uintptr_t>(packed), shape.row_bytes}, s;
-  return end_of(src, s, why) && issue(d, s, shape, why);
+  RIG_RETURN_IF_FAILED(end_of(src, s));
+  return issue(d, s, shape);
 }
 
-bool CudaDevice::copy(const Place& dst, const Place& src, Shape shape, std::string& why) {
+wire::Outcome CudaDevice::copy(const Place& dst, const Place& src, Shape shape) {
   End d, s;
-  return end_of(dst, d, why) && end_of(src, s, why) && issue(d, s, shape, why);
+  RIG_RETURN_IF_FAILED(end_of(dst, d));
+  RIG_RETURN_IF_FAILED(end_of(src, s));
+  return issue(d, s, shape);
+}
+
+bool CudaDevice::keep_fault(const wire::Outcome& o) const {
+  if (!o.ok()) fault_ = o;
+  return o.ok();
 }
 
 void CudaDevice::give_up(int lost) noexcept {
   given_up_ = true;
   try {
-    std::string why;
-    if (lost < 0 || !gpus_.lost(lost, why)) why = "a GPU it waited on was lost";
+    std::string why = "a GPU it waited on was lost";
+    if (lost >= 0) {
+      if (const wire::Outcome health = gpus_.health(lost); !health.ok()) why = health.why();
+    }
     const std::string reason = "its stream waits on work that will not complete: " + why;
     gpu_->lose(reason);
     spdlog::warn("device {} at the job's end: GPU {} given up, and lost for every job using it: {}", id(), ordinal_,
@@ -329,9 +319,7 @@ void CudaDevice::quiesce() {
     }
     if (rc == CUDA_SUCCESS || std::exchange(logged, true)) continue;
     try {
-      std::string why;
-      check("cuStreamQuery", rc, why);
-      spdlog::warn("device {} at the job's end: {}", id(), why);
+      spdlog::warn("device {} at the job's end: {}", id(), check("cuStreamQuery", rc).why());
     } catch (...) {  // out of memory for the words: quiesce runs in destructors and never throws
     }
   }

@@ -38,13 +38,13 @@ class CudaDevice final : public DeviceBackend {
   std::shared_ptr<Memory> map_peer(const std::shared_ptr<Memory>& memory) override;
   std::uint64_t budget_left() const override { return budget_->left; }
 
-  bool copy_in(const Place& dst, const std::byte* packed, Shape shape, std::string& why) override;
-  bool copy_out(std::byte* packed, const Place& src, Shape shape, std::string& why) override;
-  bool copy(const Place& dst, const Place& src, Shape shape, std::string& why) override;
+  wire::Outcome copy_in(const Place& dst, const std::byte* packed, Shape shape) override;
+  wire::Outcome copy_out(std::byte* packed, const Place& src, Shape shape) override;
+  wire::Outcome copy(const Place& dst, const Place& src, Shape shape) override;
 
   Completion finish(std::uint64_t value) override;
   bool idle() const override;
-  bool poll(std::vector<std::uint64_t>& done, std::string& why) override;
+  wire::Outcome poll(std::vector<std::uint64_t>& done) override;
   void quiesce() override;
   bool gave_up() const override { return given_up_; }
   // Holds the work until this GPU's context is destroyed (CudaGpus::keep_until_destroyed), less
@@ -63,14 +63,14 @@ class CudaDevice final : public DeviceBackend {
   // queues a host function behind each mark not yet armed, so the session wakes as each range
   // of a copy out completes.
   bool marks() const override { return true; }
-  bool mark(std::uint64_t& token, std::string& why) override;
+  wire::Outcome mark(std::uint64_t& token) override;
   bool passed(std::uint64_t token) override;
 
  private:
   CudaDevice(const wire::Account& account, const CudaGpus& gpus, int ordinal);
-  // The job's first use of the GPU: holds its context and makes the streams and events (false,
-  // with why, and the job failed from then on, when that fails).
-  bool take(std::string& why);
+  // The job's first use of the GPU: holds its context and makes the streams and events (when
+  // that fails, its failure, and the job failed from then on).
+  wire::Outcome take();
   // Destroys the streams and events and lets go of the GPU (the destructor, a failed take).
   void let_go();
   // One side of a copy: a host address (RAM the GPU reaches by DMA) or a unified address of a
@@ -81,25 +81,29 @@ class CudaDevice final : public DeviceBackend {
     std::uint64_t pitch = 0;
     const CudaMemory* memory = nullptr;  // a GPU's memory: the allocation (its zeroing event)
   };
-  bool end_of(const Place& p, End& e, std::string& why) const;
+  wire::Outcome end_of(const Place& p, End& e) const;
   // Issues shape's rows from src to dst on the stream and records tail_ after them.
-  bool issue(const End& dst, const End& src, Shape shape, std::string& why);
+  wire::Outcome issue(const End& dst, const End& src, Shape shape);
   // Makes the GPU's context current on this thread, taking the GPU at the job's first use;
-  // false (with why) if the GPU is lost or a failure was seen earlier where it could not be
-  // reported.
-  bool usable(std::string& why);
+  // fails if the GPU is lost or a failure was seen earlier where it could not be reported.
+  wire::Outcome usable();
   // The same for a GPU already taken (idle() and the like, which never take it).
-  bool current(std::string& why) const;
-  // False (with the call's error) unless rc is CUDA_SUCCESS; a sticky error loses the GPU.
-  bool check(const char* call, CUresult rc, std::string& why) const;
-  CUevent take_event(std::string& why);
+  wire::Outcome current() const;
+  // The call's error (-EIO, the driver's words) unless rc is CUDA_SUCCESS; a sticky error loses
+  // the GPU.
+  wire::Outcome check(const char* call, CUresult rc) const;
+  // Where a failure cannot be reported (finish, idle, arm_wake, wait_on): keeps it for the next
+  // poll(), which fails the job; whether `o` was ok.
+  bool keep_fault(const wire::Outcome& o) const;
+  // An event (a spare one, or new) recorded on the stream behind the work issued so far.
+  wire::Outcome record_event(CUevent& e);
   // The event recorded after `value`'s work, or nullptr once its completion was polled.
   CUevent event_of(std::uint64_t value) const;
   // Orders the stream after the zeroing of an end in another GPU's memory (its own stream
   // zeroed it, unordered with this one).
-  bool wait_zeroed(const End& e, std::string& why);
+  wire::Outcome wait_zeroed(const End& e);
   // Issues shape's rows one copy each (pitches a 2D copy does not take).
-  bool issue_rows(const End& dst, const End& src, Shape shape, std::string& why);
+  wire::Outcome issue_rows(const End& dst, const End& src, Shape shape);
 
   const CudaDriver& driver_;
   const CudaGpus& gpus_;
@@ -122,9 +126,9 @@ class CudaDevice final : public DeviceBackend {
   std::uint64_t last_mark_ = 0;
   std::vector<CUevent> spare_events_;
   // A failure seen where it could not be reported (finish, idle): the next poll() reports it.
-  mutable std::string fault_;
+  mutable wire::Outcome fault_;
   // Why the GPU could not say its free memory at open: the job's first use fails with it.
-  std::string open_fault_;
+  wire::Outcome open_fault_;
   bool issued_since_arm_ = false;  // stream work queued after the last host function that wakes
   CUstream wake_stream_ = nullptr;  // where the host functions wait, off the copy stream
   CUevent wake_event_ = nullptr;    // recorded on the copy stream for wake_stream_ to wait on

@@ -3,6 +3,7 @@
 // and its copies: device_cuda.cc.
 #include <cassert>
 #include <string>
+#include <utility>
 
 #include "devices/cuda/device_cuda.h"
 #include "devices/ram_device.h"
@@ -16,73 +17,59 @@ void CUDA_CB signal_wake(void* data) { static_cast<const Wake*>(data)->signal();
 
 }  // namespace
 
-CUevent CudaDevice::take_event(std::string& why) {
+wire::Outcome CudaDevice::record_event(CUevent& e) {
   if (!spare_events_.empty()) {
-    CUevent e = spare_events_.back();
+    e = spare_events_.back();
     spare_events_.pop_back();
-    return e;
+  } else {
+    RIG_RETURN_IF_FAILED(check("cuEventCreate", driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING)));
   }
-  CUevent e = nullptr;
-  return check("cuEventCreate", driver_.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), why) ? e : nullptr;
+  const wire::Outcome recorded = check("cuEventRecord", driver_.cuEventRecord(e, stream_));
+  if (!recorded.ok()) spare_events_.push_back(std::exchange(e, nullptr));
+  return recorded;
 }
 
 Completion CudaDevice::finish(std::uint64_t value) {
   // Never used and nothing wrong: nothing was issued, so the value is done (and the job does
   // not hold the GPU for it).
-  if (gpu_ == nullptr && fault_.empty() && open_fault_.empty()) return Completion::kDone;
-  // Otherwise always later: a failure here is reported by the next poll(), which fails the job.
-  std::string why;
-  if (!usable(why)) {
-    fault_ = why;  // the value never completes: the next poll() fails the job, saying why
-    return Completion::kLater;
-  }
-  CUevent e = take_event(why);
-  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
-    if (e != nullptr) spare_events_.push_back(e);
-    fault_ = why;
-    return Completion::kLater;
-  }
+  if (gpu_ == nullptr && fault_.ok() && open_fault_.ok()) return Completion::kDone;
+  // Otherwise always later: a failure here is reported by the next poll(), which fails the job
+  // (the value never completes).
+  CUevent e = nullptr;
+  if (!keep_fault(usable()) || !keep_fault(record_event(e))) return Completion::kLater;
   pending_.push_back({value, e});
   issued_since_arm_ = true;
   return Completion::kLater;
 }
 
 bool CudaDevice::idle() const {
-  if (gpu_ == nullptr) return fault_.empty();  // not in use: no work (or failed: poll() says why)
-  std::string why;
-  if (!current(why)) {
-    fault_ = why;  // poll() reports the failure, which fails the job
-    return false;
-  }
+  if (gpu_ == nullptr) return fault_.ok();  // not in use: no work (or failed: poll() says why)
+  if (!keep_fault(current())) return false;  // poll() reports the failure, which fails the job
   const CUresult rc = driver_.cuEventQuery(tail_);
   if (rc == CUDA_SUCCESS) return true;
-  if (rc != CUDA_ERROR_NOT_READY && !check("cuEventQuery", rc, why)) fault_ = why;
+  if (rc != CUDA_ERROR_NOT_READY) keep_fault(check("cuEventQuery", rc));
   return false;
 }
 
-bool CudaDevice::poll(std::vector<std::uint64_t>& done, std::string& why) {
+wire::Outcome CudaDevice::poll(std::vector<std::uint64_t>& done) {
   // Nothing issued and nothing wrong: no driver call. A GPU that another job lost is reported
   // here too (to a job that used it), or a handover blocked on idle() would wait for it forever.
-  if (pending_.empty() && fault_.empty() && (gpu_ == nullptr || !gpu_->lost(why))) return true;
-  if (!usable(why)) return false;
+  if (pending_.empty() && fault_.ok()) return gpu_ == nullptr ? wire::Outcome() : gpu_->health();
+  RIG_RETURN_IF_FAILED(usable());
   while (!pending_.empty()) {
     const CUresult rc = driver_.cuEventQuery(pending_.front().event);
     if (rc == CUDA_ERROR_NOT_READY) break;
-    if (!check("cuEventQuery", rc, why)) return false;
+    RIG_RETURN_IF_FAILED(check("cuEventQuery", rc));
     done.push_back(pending_.front().value);
     spare_events_.push_back(pending_.front().event);
     pending_.pop_front();
   }
-  return true;
+  return {};
 }
 
 void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
   if (!issued_since_arm_) return;
-  std::string why;
-  if (!usable(why)) {
-    fault_ = why;  // the next poll() reports it
-    return;
-  }
+  if (!keep_fault(usable())) return;  // the next poll() reports it
   // The host function waits on a stream of its own for what the copy stream issued so far, so
   // the copy stream's later work does not wait for it (a host function blocks the work queued
   // after it on its stream). The device holds the wake until quiesce() synchronised both
@@ -90,52 +77,39 @@ void CudaDevice::arm_wake(const std::shared_ptr<Wake>& wake) {
   // driver never calls it, nothing leaks.
   wake_ = wake;
   void* const signal_to = const_cast<Wake*>(wake_.get());
+  // A host function queued on the wake stream behind `e` signals the wake.
+  const auto wake_after = [&](CUevent e) {
+    return keep_fault(check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, e, 0))) &&
+           keep_fault(check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(wake_stream_, signal_wake, signal_to)));
+  };
   for (Mark& m : marks_) {
     if (m.armed) continue;
-    if (!check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, m.event, 0), why) ||
-        !check("cuLaunchHostFunc", driver_.cuLaunchHostFunc(wake_stream_, signal_wake, signal_to), why)) {
-      fault_ = why;
-      return;
-    }
+    if (!wake_after(m.event)) return;
     m.armed = true;
   }
-  if (!check("cuEventRecord", driver_.cuEventRecord(wake_event_, stream_), why) ||
-      !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(wake_stream_, wake_event_, 0), why) ||
-      !check("cuLaunchHostFunc",
-             driver_.cuLaunchHostFunc(wake_stream_, signal_wake, signal_to), why)) {
-    fault_ = why;
+  if (!keep_fault(check("cuEventRecord", driver_.cuEventRecord(wake_event_, stream_))) || !wake_after(wake_event_)) {
     return;
   }
   issued_since_arm_ = false;
 }
 
-bool CudaDevice::mark(std::uint64_t& token, std::string& why) {
-  if (!usable(why)) return false;
-  CUevent e = take_event(why);
-  if (e == nullptr || !check("cuEventRecord", driver_.cuEventRecord(e, stream_), why)) {
-    if (e != nullptr) spare_events_.push_back(e);
-    return false;
-  }
+wire::Outcome CudaDevice::mark(std::uint64_t& token) {
+  RIG_RETURN_IF_FAILED(usable());
+  CUevent e = nullptr;
+  RIG_RETURN_IF_FAILED(record_event(e));
   marks_.push_back({++last_mark_, e});
   issued_since_arm_ = true;  // a wake armed before it would not wake for it
   token = last_mark_;
-  return true;
+  return {};
 }
 
 bool CudaDevice::passed(std::uint64_t token) {
   assert(token <= last_mark_);
   while (!marks_.empty() && marks_.front().token <= token) {
-    std::string why;
-    if (!current(why)) {
-      fault_ = why;  // poll() reports the failure, which fails the job
-      return false;
-    }
+    if (!keep_fault(current())) return false;  // poll() reports the failure, which fails the job
     const CUresult rc = driver_.cuEventQuery(marks_.front().event);
     if (rc == CUDA_ERROR_NOT_READY) return false;
-    if (!check("cuEventQuery", rc, why)) {
-      fault_ = why;
-      return false;
-    }
+    if (!keep_fault(check("cuEventQuery", rc))) return false;
     spare_events_.push_back(marks_.front().event);
     marks_.pop_front();
   }
@@ -156,7 +130,7 @@ CUevent CudaDevice::event_of(std::uint64_t value) const {
 void CudaDevice::wait_on(DeviceBackend& other, std::uint64_t value) {
   assert(waits_on(other));
   const auto* gpu = dynamic_cast<const CudaDevice*>(&other);
-  if (gpu != nullptr && !gpu->fault_.empty()) {
+  if (gpu != nullptr && !gpu->fault_.ok()) {
     // Its finish may have failed before recording the value's event: nothing to wait on, and
     // work issued here must not pass it. The next poll() fails the job.
     fault_ = gpu->fault_;
@@ -164,10 +138,9 @@ void CudaDevice::wait_on(DeviceBackend& other, std::uint64_t value) {
   }
   const CUevent e = gpu != nullptr ? gpu->event_of(value) : nullptr;
   if (e == nullptr) return;  // RAM's work, or a value whose completion was polled: done
-  std::string why;
-  if (!usable(why) || !check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e, 0), why) ||
-      !check("cuEventRecord", driver_.cuEventRecord(tail_, stream_), why)) {
-    fault_ = why;  // the next poll() reports it, which fails the job
+  // A failure: the next poll() reports it, which fails the job.
+  if (!keep_fault(usable()) || !keep_fault(check("cuStreamWaitEvent", driver_.cuStreamWaitEvent(stream_, e, 0))) ||
+      !keep_fault(check("cuEventRecord", driver_.cuEventRecord(tail_, stream_)))) {
     return;
   }
   // quiesce() gives the stream up if that GPU, or one it waited on in turn, is lost.
