@@ -224,9 +224,9 @@ std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config
   return offered & supported;
 }
 
-bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
-                  const std::vector<wire::Account>& accounts, const AgentConfig& config,
-                  JobStripes& stripes, std::string& why) {
+wire::Outcome send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
+                           const std::vector<wire::Account>& accounts, const AgentConfig& config,
+                           JobStripes& stripes) {
   const std::uint32_t accepted = accepted_features(t.offered, config);
   wire::Welcome w{wire::kMagic, wire::kVersion, static_cast<std::uint16_t>(config.authenticates() ? 1 : 0),
                   accepted, static_cast<std::uint32_t>(accounts.size())};
@@ -237,19 +237,17 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
   const auto f = wire::encode(w);
   const iovec iov[2] = {engine::to_iov(&f, sizeof f),
                         engine::to_iov(accounts.data(), accounts.size() * sizeof(wire::Account))};
-  if (connection.send(iov) != 0) {
-    why = "connection lost sending the welcome";
-    return false;
+  if (const int rc = connection.send(iov); rc != 0) {
+    return wire::Outcome::failed(rc, "connection lost sending the welcome");
   }
-  if ((accepted & wire::kFeatureStripes) == 0) return true;
+  if ((accepted & wire::kFeatureStripes) == 0) return {};
   const std::uint32_t max = std::min(config.max_stripes, wire::kMaxStripes);
   const auto g = wire::encode(wire::StripeGrant{stripes.grant(max, wire::job_key(secret, t)), max, 0});
   const iovec giov = engine::to_iov(&g, sizeof g);
-  if (connection.send({&giov, 1}) != 0) {
-    why = "connection lost sending the stripe grant";
-    return false;
+  if (const int rc = connection.send({&giov, 1}); rc != 0) {
+    return wire::Outcome::failed(rc, "connection lost sending the stripe grant");
   }
-  return true;
+  return {};
 }
 
 void refuse(int fd, const std::string& why, int timeout_ms) {

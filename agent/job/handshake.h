@@ -25,6 +25,7 @@
 #include "rig/engine/connection.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -134,10 +135,11 @@ std::string check_agent_name(const std::string& name);
 std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config);
 
 // Sends the welcome for the authenticated hello with `accounts` and the agent's proof, and the
-// stripe grant (opened in `stripes` with the job's key) when both sides stripe.
-bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
-                  const std::vector<wire::Account>& accounts, const AgentConfig& config,
-                  JobStripes& stripes, std::string& why);
+// stripe grant (opened in `stripes` with the job's key) when both sides stripe. A failure is the
+// connection lost: the send's -errno, the reason naming what was being sent.
+wire::Outcome send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
+                           const std::vector<wire::Account>& accounts, const AgentConfig& config,
+                           JobStripes& stripes);
 
 // Tells the peer of `fd` (taken), which has no job, why it is refused: a kFailure, best effort.
 // Waits at most timeout_ms for the peer to take it.
