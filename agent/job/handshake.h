@@ -96,12 +96,15 @@ class Handshake {
 
  private:
   enum class Awaits { kFirst, kProof, kJoinProof };
-  int read_frame();  // 1: a whole frame in buf_; 0: not yet; -1: failed (why_)
-  bool check_header();
+  // Reads what the peer sent of the awaited frame: ok once it is whole in buf_, -EAGAIN (no
+  // reason) while it is not yet; else the connection closed (wire::kStreamEnded between frames,
+  // -ECONNRESET inside one, the recv's -errno) or the header is not the one awaited (-EPROTO).
+  wire::Outcome read_frame();
+  wire::Outcome check_header();  // of the frame whose header is in buf_: -EPROTO unless awaited
   Step on_frame();
   Step on_proof(const wire::Mac& proof);
   Step on_join_proof(const wire::Mac& proof);
-  bool challenge(wire::Nonce& nonce);
+  wire::Outcome challenge(wire::Nonce& nonce);  // a failure is the connection lost (the send's -errno)
   const char* awaited() const;
 
   static constexpr std::size_t kMaxBody = std::max({sizeof(wire::Hello), sizeof(wire::Join), sizeof(wire::Proof)});
