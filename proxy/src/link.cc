@@ -96,7 +96,11 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
                                 (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
     const std::optional<engine::Secret> secret =
         options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
-    const Greeting greeting = greet(fd, offer, secret, endpoint_, reached, options.agent_name);
+    Greeting greeting;
+    // The C++ API's edge: a failed handshake is thrown here, its reason naming the agent.
+    if (const wire::Outcome o = greet(fd, offer, secret, endpoint_, reached, greeting, options.agent_name); !o.ok()) {
+      throw std::runtime_error(o.why());
+    }
     agent_name_ = greeting.agent_name;
     for (const wire::Account& a : greeting.accounts) accounts_.push_back(account_of(a));
     features_ = greeting.features;
@@ -139,8 +143,10 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
     engine::Address peer;
     stripe_addresses_.push_back(engine::peer_address(fd, peer) ? engine::to_string(peer) : std::string("?"));
     stripes_->add(make_socket(fd, options));  // owns the fd from here on
-    remote::join(fd, wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token}, key,
-         "stripe " + std::to_string(i), endpoint_);
+    const wire::Join j{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token};
+    if (const wire::Outcome o = remote::join(fd, j, key, "stripe " + std::to_string(i), endpoint_); !o.ok()) {
+      throw std::runtime_error(o.why());
+    }
   }
 }
 
