@@ -131,10 +131,10 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
   const auto min_kib = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((options.stripe_min_bytes + 1023) / 1024, 1, UINT32_MAX));
-  stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
   stripes_ = std::make_unique<engine::StripeSet>(
       backend_ == engine::Backend::kUring && !faults_ && engine::uring_available(),
       counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
+  stripes_->set_min_bytes(std::uint64_t{min_kib} * 1024);
   // The receiving thread is inside a striped receive, where the idle watch cannot run: the
   // same silence bound applies there.
   stripes_->set_silence_ms(options.silence_ms);
@@ -148,11 +148,6 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
       throw std::runtime_error(o.why());
     }
   }
-}
-
-int LinkCore::send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
-                       std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n) {
-  return stripes_->send_copy(*connection_, device, part, value, base, row_bytes, pitch, at, n);
 }
 
 int LinkCore::on_idle(std::int64_t silent_ms) {
