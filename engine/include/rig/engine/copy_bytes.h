@@ -60,7 +60,7 @@ class CopyBytes {
   // the payload) and the payload's length, valid only during the call. A packed payload lies in
   // `chunk`, which the next chunk overwrites: f is done with it when it returns. Stops at the
   // first f that returns nonzero and returns that, else 0. May throw std::bad_alloc (the
-  // gathered rows' iovecs; reserve() first where that must not happen).
+  // frame's iovecs, the first frame's included; reserve() first where that must not happen).
   template <class F>
   int frames(CopyWay way, const CopyPart& part, const CopyRows& rows, std::uint64_t at, std::uint64_t end,
              std::byte* chunk, Counters* counters, F f) {
