@@ -5,8 +5,6 @@
 #include <string>
 
 #include "rig/engine/iov_cursor.h"
-#include "rig/engine/packed_rows.h"
-#include "rig/wire/chunks.h"
 
 namespace rig::agent {
 namespace {
@@ -98,13 +96,16 @@ wire::Outcome Outbox::done(std::uint32_t device, std::uint64_t value) {
 }
 
 wire::Outcome Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint32_t part, const PartBytes& b) {
-  // Striped by the size of the whole part (a part sent range by range stripes each range).
-  if (stripes_.ready() && b.shape.rows * b.shape.row_bytes >= stripes_.min_bytes()) {
+  const engine::CopyPart cp{device, part, value, b.shape.rows * b.shape.row_bytes};
+  const engine::CopyRows rows{b.base, b.shape.row_bytes, b.shape.rows == 1 ? b.shape.row_bytes : b.pitch};
+  // The agent packs nothing here: a GPU's rows were packed into staging already, and a host
+  // object's rows go in place, gathered.
+  const engine::CopyWay way = engine::CopyBytes::way(stripes_.ready() ? &stripes_.set() : nullptr, cp, rows, false);
+  if (way == engine::CopyWay::kStriped) {
     // Announced on the job's connection after what is batched, the pieces on the stripes.
     if (!flush()) return lost_sending("bytes");
     engine::Connection::Hold hold(connection_);
-    const int rc = stripes_.set().send_copy(connection_, device, part, value, b.base, b.shape.row_bytes,
-                                            b.pitch, b.at, b.n);
+    const int rc = engine::CopyBytes::striped(stripes_.set(), connection_, cp, rows, b.at, b.at + b.n);
     if (rc == -ENOMEM) return wire::Outcome::failed(rc, "out of memory sending striped bytes");
     return rc == 0 ? wire::Outcome{} : lost_sending("striped bytes");
   }
@@ -113,16 +114,13 @@ wire::Outcome Outbox::bytes(std::uint32_t device, std::uint64_t value, std::uint
   if (pending_done_.set && pending_done_.device != device && !queue_pending_done()) {
     return lost_sending("bytes");
   }
-  const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
-    iov_.clear();
-    iov_.push_back(engine::to_iov(&hdr, sizeof hdr));
-    engine::append_rows(iov_, b.base, b.shape.row_bytes, b.pitch, at, n);
+  const auto each = [&](const auto&, std::span<const iovec> frame, std::uint32_t n) {
     // A small payload joins the batch without ending the run of done reports (see
     // pending_done_): the report that follows it is of an earlier value, or of this one.
-    return n <= kInlineBytes ? append(iov_) : send_frame(iov_);
+    return (n <= kInlineBytes ? append(frame) : send_frame(frame)) ? 0 : -EPIPE;
   };
-  const bool sent = wire::each_chunk(device, part, value, b.at, b.at + b.n, each);
-  return sent ? wire::Outcome{} : lost_sending("bytes");
+  const int rc = copy_bytes_.frames(way, cp, rows, b.at, b.at + b.n, nullptr, nullptr, each);
+  return rc == 0 ? wire::Outcome{} : lost_sending("bytes");
 }
 
 }  // namespace rig::agent

@@ -17,6 +17,7 @@
 #include "job/job_stripes.h"
 #include "job/objects.h"
 #include "rig/engine/connection.h"
+#include "rig/engine/copy_bytes.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/limits.h"
 
@@ -79,7 +80,7 @@ class Outbox final : public Reports {
   std::vector<std::byte> out_;     // batched small frames
   std::vector<std::byte> posted_;  // frames posted to leave with the next read, until end_posted()
   bool posting_ = false;
-  std::vector<iovec> iov_;      // scratch for sends of strided rows
+  engine::CopyBytes copy_bytes_;  // frames the bytes of copies to the client
 };
 
 // A kFailure frame's two pieces (header, reason) for `text`, already cut to wire::kMaxText.

@@ -53,48 +53,47 @@ Handshake::Step Handshake::expire() {
 }
 
 Handshake::Step Handshake::advance() {
-  const int rc = read_frame();
-  if (rc < 0) return fail(why_, awaits_ == Awaits::kFirst ? why_ : std::string(kAuthFailed));
-  return rc == 0 ? Step::kMore : on_frame();
+  const wire::Outcome read = read_frame();
+  if (read.err() == -EAGAIN) return Step::kMore;
+  if (!read.ok()) return fail(read.why(), awaits_ == Awaits::kFirst ? read.why() : std::string(kAuthFailed));
+  return on_frame();
 }
 
-bool Handshake::check_header() {
+wire::Outcome Handshake::check_header() {
   wire::FrameHeader h{};
   std::memcpy(&h, buf_, sizeof h);
   const auto type = static_cast<wire::MsgType>(h.type);
   if (awaits_ == Awaits::kFirst && type == wire::MsgType::kJoin) joining_ = true;
   if (const char* bad = wire::check_header(h)) {
-    why_ = std::string("bad ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + " frame: " + bad;
-    return false;
+    return wire::violation(std::string("bad ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + " frame: " + bad);
   }
   if (awaits_ == Awaits::kFirst && joining_) {
-    if (h.length == sizeof(wire::Join)) return true;
-    why_ = "join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof(wire::Join));
-    return false;
+    if (h.length == sizeof(wire::Join)) return {};
+    return wire::violation("join of " + std::to_string(h.length) + " bytes, not " + std::to_string(sizeof(wire::Join)));
   }
   const auto expected = awaits_ == Awaits::kFirst ? wire::MsgType::kHello : wire::MsgType::kProof;
   const std::size_t length = awaits_ == Awaits::kFirst ? sizeof(wire::Hello) : sizeof(wire::Proof);
-  if (type == expected && h.length == length) return true;
-  why_ = std::string("expected ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + ", got " + wire::type_name(h.type);
-  return false;
+  if (type == expected && h.length == length) return {};
+  return wire::violation(std::string("expected ") + (awaits_ == Awaits::kFirst ? "hello" : "proof") + ", got " +
+                         wire::type_name(h.type));
 }
 
 // Reads no further than the frame awaited: what follows it stays in the socket for the job.
-int Handshake::read_frame() {
+wire::Outcome Handshake::read_frame() {
   for (;;) {
     wire::FrameHeader h{};
     if (have_ >= sizeof h) std::memcpy(&h, buf_, sizeof h);
     const std::size_t want = sizeof h + (have_ >= sizeof h ? h.length : 0);
-    if (have_ >= sizeof h && have_ == want) return 1;
+    if (have_ >= sizeof h && have_ == want) return {};
     const ssize_t got = ::recv(fd_, buf_ + have_, want - have_, MSG_DONTWAIT);
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-    if (got <= 0) {
-      why_ = std::string("connection closed in its ") + awaited();
-      return -1;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return wire::Outcome::failed(-EAGAIN, "");
+    if (got <= 0) {  // the peer's end between frames is a clean one, inside one a lost connection
+      const int err = got < 0 ? -errno : have_ == 0 ? wire::kStreamEnded : -ECONNRESET;
+      return wire::Outcome::failed(err, std::string("connection closed in its ") + awaited());
     }
     have_ += static_cast<std::size_t>(got);
-    if (have_ == sizeof h && !check_header()) return -1;
+    if (have_ == sizeof h) RIG_RETURN_IF_FAILED(check_header());
   }
 }
 
@@ -105,7 +104,7 @@ Handshake::Step Handshake::on_frame() {
     case Awaits::kFirst: {
       if (joining_) {
         if (const wire::Outcome o = wire::decode(body, join_); !o.ok()) return fail(o.why(), o.why());
-        if (!challenge(join_nonce_)) return fail(why_, kAuthFailed);
+        if (const wire::Outcome o = challenge(join_nonce_); !o.ok()) return fail(o.why(), kAuthFailed);
         awaits_ = Awaits::kJoinProof;
         return Step::kMore;
       }
@@ -113,7 +112,7 @@ Handshake::Step Handshake::on_frame() {
       if (const wire::Outcome o = wire::decode(body, hello); !o.ok()) return fail(o.why(), o.why());
       transcript_.offered = hello.features;
       transcript_.client = wire::to_array(hello.nonce);
-      if (!challenge(transcript_.agent)) return fail(why_, kAuthFailed);
+      if (const wire::Outcome o = challenge(transcript_.agent); !o.ok()) return fail(o.why(), kAuthFailed);
       awaits_ = Awaits::kProof;
       return Step::kMore;
     }
@@ -129,7 +128,7 @@ Handshake::Step Handshake::on_frame() {
 
 // Sends a challenge with a fresh nonce and the agent's name, without waiting: the peer's
 // socket buffer takes a frame this small at once, or the peer is not worth a wait.
-bool Handshake::challenge(wire::Nonce& nonce) {
+wire::Outcome Handshake::challenge(wire::Nonce& nonce) {
   nonce = wire::fresh_nonce();
   wire::Challenge c{};
   std::copy(nonce.begin(), nonce.end(), c.nonce);
@@ -138,9 +137,10 @@ bool Handshake::challenge(wire::Nonce& nonce) {
   if (!joining_) transcript_.name = wire::to_array(c.name);
   const auto f = wire::encode(c);
   const iovec iov = engine::to_iov(&f, sizeof f);
-  if (engine::send_within(fd_, {&iov, 1}, 0) == 0) return true;
-  why_ = "connection lost sending the challenge";
-  return false;
+  if (const int rc = engine::send_within(fd_, {&iov, 1}, 0); rc != 0) {
+    return wire::Outcome::failed(rc, "connection lost sending the challenge");
+  }
+  return {};
 }
 
 Handshake::Step Handshake::on_proof(const wire::Mac& proof) {
@@ -224,9 +224,9 @@ std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config
   return offered & supported;
 }
 
-bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
-                  const std::vector<wire::Account>& accounts, const AgentConfig& config,
-                  JobStripes& stripes, std::string& why) {
+wire::Outcome send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
+                           const std::vector<wire::Account>& accounts, const AgentConfig& config,
+                           JobStripes& stripes) {
   const std::uint32_t accepted = accepted_features(t.offered, config);
   wire::Welcome w{wire::kMagic, wire::kVersion, static_cast<std::uint16_t>(config.authenticates() ? 1 : 0),
                   accepted, static_cast<std::uint32_t>(accounts.size())};
@@ -237,19 +237,17 @@ bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wir
   const auto f = wire::encode(w);
   const iovec iov[2] = {engine::to_iov(&f, sizeof f),
                         engine::to_iov(accounts.data(), accounts.size() * sizeof(wire::Account))};
-  if (connection.send(iov) != 0) {
-    why = "connection lost sending the welcome";
-    return false;
+  if (const int rc = connection.send(iov); rc != 0) {
+    return wire::Outcome::failed(rc, "connection lost sending the welcome");
   }
-  if ((accepted & wire::kFeatureStripes) == 0) return true;
+  if ((accepted & wire::kFeatureStripes) == 0) return {};
   const std::uint32_t max = std::min(config.max_stripes, wire::kMaxStripes);
   const auto g = wire::encode(wire::StripeGrant{stripes.grant(max, wire::job_key(secret, t)), max, 0});
   const iovec giov = engine::to_iov(&g, sizeof g);
-  if (connection.send({&giov, 1}) != 0) {
-    why = "connection lost sending the stripe grant";
-    return false;
+  if (const int rc = connection.send({&giov, 1}); rc != 0) {
+    return wire::Outcome::failed(rc, "connection lost sending the stripe grant");
   }
-  return true;
+  return {};
 }
 
 void refuse(int fd, const std::string& why, int timeout_ms) {

@@ -25,6 +25,7 @@
 #include "rig/engine/connection.h"
 #include "rig/wire/auth.h"
 #include "rig/wire/messages.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::agent {
 
@@ -95,12 +96,15 @@ class Handshake {
 
  private:
   enum class Awaits { kFirst, kProof, kJoinProof };
-  int read_frame();  // 1: a whole frame in buf_; 0: not yet; -1: failed (why_)
-  bool check_header();
+  // Reads what the peer sent of the awaited frame: ok once it is whole in buf_, -EAGAIN (no
+  // reason) while it is not yet; else the connection closed (wire::kStreamEnded between frames,
+  // -ECONNRESET inside one, the recv's -errno) or the header is not the one awaited (-EPROTO).
+  wire::Outcome read_frame();
+  wire::Outcome check_header();  // of the frame whose header is in buf_: -EPROTO unless awaited
   Step on_frame();
   Step on_proof(const wire::Mac& proof);
   Step on_join_proof(const wire::Mac& proof);
-  bool challenge(wire::Nonce& nonce);
+  wire::Outcome challenge(wire::Nonce& nonce);  // a failure is the connection lost (the send's -errno)
   const char* awaited() const;
 
   static constexpr std::size_t kMaxBody = std::max({sizeof(wire::Hello), sizeof(wire::Join), sizeof(wire::Proof)});
@@ -134,10 +138,11 @@ std::string check_agent_name(const std::string& name);
 std::uint32_t accepted_features(std::uint32_t offered, const AgentConfig& config);
 
 // Sends the welcome for the authenticated hello with `accounts` and the agent's proof, and the
-// stripe grant (opened in `stripes` with the job's key) when both sides stripe.
-bool send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
-                  const std::vector<wire::Account>& accounts, const AgentConfig& config,
-                  JobStripes& stripes, std::string& why);
+// stripe grant (opened in `stripes` with the job's key) when both sides stripe. A failure is the
+// connection lost: the send's -errno, the reason naming what was being sent.
+wire::Outcome send_welcome(engine::Connection& connection, const wire::Transcript& t, wire::SecretBytes secret,
+                           const std::vector<wire::Account>& accounts, const AgentConfig& config,
+                           JobStripes& stripes);
 
 // Tells the peer of `fd` (taken), which has no job, why it is refused: a kFailure, best effort.
 // Waits at most timeout_ms for the peer to take it.

@@ -20,12 +20,14 @@ bool JobStripes::ready() {
   if (set_) return true;
   if (token_ == 0) return false;
   std::vector<std::unique_ptr<engine::Socket>> sockets;
-  if (!StripeRegistry::instance().take(token_, sockets, min_bytes_)) return false;
+  std::uint64_t min_bytes = 0;
+  if (!StripeRegistry::instance().take(token_, sockets, min_bytes)) return false;
   // The agent's zero-copy threshold (--send-zc-bytes, else off towards loopback) for pieces too.
   set_ = std::make_unique<engine::StripeSet>(
       backend_ == engine::Backend::kUring && engine::uring_available(), counters_,
       engine::resolve_send_zc_bytes(sockets.front()->fd(), engine::kSendZcAuto));
   set_->set_silence_ms(silence_ms_);
+  set_->set_min_bytes(min_bytes);  // the client's threshold, for copies to it as for its own
   for (auto& socket : sockets) set_->add(std::move(socket));
   return true;
 }

@@ -28,9 +28,8 @@ class JobStripes {
   bool granted() const { return token_ != 0; }
   // Whether every stripe has joined (then set() holds them; checked until they have).
   bool ready();
+  // The stripes, which know the client's threshold for striped copies (once ready()).
   engine::StripeSet& set() { return *set_; }
-  // The client's threshold for striped copies into it (known once ready()).
-  std::uint64_t min_bytes() const { return min_bytes_; }
   // Every call blocked on a stripe returns.
   void shutdown();
 
@@ -39,7 +38,6 @@ class JobStripes {
   engine::Counters& counters_;
   int silence_ms_;
   std::uint64_t token_ = 0;  // the job's token in the StripeRegistry (0: no striping)
-  std::uint64_t min_bytes_ = 0;
   std::unique_ptr<engine::StripeSet> set_;
 };
 

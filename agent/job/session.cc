@@ -33,10 +33,16 @@ Session::JobParts::JobParts(std::unique_ptr<engine::Socket> socket, const AgentC
       executor(devices, objects, staging, outbox, config.instruction_budget) {}
 
 namespace {
-// The one place the session's failures get their context: a violation is the client's.
+// The one place the session's failures get their context: a violation is the client's. `end` is
+// the job's end record (Session::serve()): ok, the client's Close.
 std::string described(const wire::Outcome& end) {
+  if (end.ok()) return "the client closed the job";
   return end.err() == -EPROTO ? "protocol violation: " + end.why() : end.why();
 }
+
+// Whether the job's end record says its client ended it: its Close, or the connection closed
+// between messages.
+bool ended_by_client(const wire::Outcome& end) { return end.ok() || end.err() == wire::kStreamEnded; }
 
 // Whether the job's devices complete work while the session waits (GPUs, or simulated devices
 // that act as if, --sim-completion woken), so that the wait must end for it.
@@ -61,10 +67,10 @@ Session::Session(Authenticated job, const AgentConfig& config, std::string peer,
 Session::~Session() = default;
 
 void Session::run() {
-  std::string why;
   const int fd = hello_.release_fd();  // refuse() or the job's socket closes it
   if (!take(gauges_.jobs, config_.max_jobs)) {
-    why = "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
+    const std::string why =
+        "the agent runs its limit of " + std::to_string(config_.max_jobs) + " jobs (rig-agent --max-jobs)";
     spdlog::warn("job from {} refused: {}", peer_, why);
     bump(gauges_.refused_jobs);
     refuse(fd, why);
@@ -81,17 +87,17 @@ void Session::run() {
   }
   make_job(fd);
   status_accepted_ = (accepted_features(hello_.transcript.offered, config_) & wire::kFeatureStatus) != 0;
-  bool closed = false;
-  if (send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices), config_,
-                   job_->stripes, why)) {
+  wire::Outcome end = send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices),
+                                   config_, job_->stripes);
+  if (end.ok()) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
     welcomed_ = std::chrono::steady_clock::now();
     bump(gauges_.jobs_started);
-    closed = serve(why);
-    if (!closed && !fault_.ok()) why = fault_.why();  // a device faulted, found before a read
+    end = serve();
+    if (!ended_by_client(end) && !fault_.ok()) end = fault_;  // a device faulted, found before a read
   }
-  end_job(closed, why);
+  end_job(std::move(end));
 }
 
 void Session::make_job(int fd) {
@@ -118,15 +124,15 @@ void Session::make_job(int fd) {
   watch_devices();
 }
 
-void Session::end_job(bool closed, std::string& why) {
+void Session::end_job(wire::Outcome end) {
   // Its reading was stopped: unless the client's Close was read (the client ended the job
-  // before the stop reached it), the agent stops the job.
+  // before the stop reached it), the agent stops the job (-ECANCELED) once what it received ran.
   if (drain_.draining() && !close_read_) {
-    why = kStopping;
-    run_received(why);
-    closed = false;
+    const wire::Outcome ran = run_received();
+    end = ran.ok() ? wire::Outcome::failed(-ECANCELED, kStopping) : ran;
   }
-  if (closed) {
+  const std::string why = described(end);
+  if (ended_by_client(end)) {
     spdlog::info("job from {} ended: {}; {}", peer_, why, summary());
   } else {
     spdlog::warn("job from {} failed: {}; {}", peer_, why, summary());
@@ -166,50 +172,39 @@ int Session::report_completed() {
   return job_->outbox.flush() ? 0 : -EPIPE;
 }
 
-bool Session::serve(std::string& why) {
+wire::Outcome Session::serve() {
   Heartbeat::Watch watch(heartbeat_, job_->connection);
   for (;;) {
     wire::FrameHeader h{};
     const wire::Outcome got = job_->reader.next(h);
     if (got.err() == wire::kStreamEnded) {
-      why = "the client closed the connection";
-      return true;
+      return wire::Outcome::failed(wire::kStreamEnded, "the client closed the connection");
     }
-    if (!got.ok()) {
-      if (got.err() == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) why = engine::kTcpGaveUp;
-      else if (got.err() == -ETIMEDOUT) why = "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms";
-      else why = described(got);  // a violation, or the connection lost
-      return false;
+    if (got.err() == -ETIMEDOUT && engine::tcp_gave_up(job_->reader.fd())) {
+      return wire::Outcome::failed(-ETIMEDOUT, engine::kTcpGaveUp);
     }
+    if (got.err() == -ETIMEDOUT) {
+      return wire::Outcome::failed(-ETIMEDOUT,
+                                   "the client sent nothing for " + std::to_string(config_.silence_ms) + " ms");
+    }
+    if (!got.ok()) return got;  // a violation, or the connection lost
     const auto type = static_cast<wire::MsgType>(h.type);
-    if (type == wire::MsgType::kBytes) {
-      why = described(wire::violation("bytes that follow no handover"));
-      return false;
-    }
+    if (type == wire::MsgType::kBytes) return wire::violation("bytes that follow no handover");
     std::span<const std::byte> body;
     if (const int r = job_->reader.body(h.length, body); r != 0) {
-      why = std::string("connection lost: ") + std::strerror(-r);
-      return false;
+      return wire::Outcome::failed(r, std::string("connection lost: ") + std::strerror(-r));
     }
     // Busy with the message until the next read: the heartbeat speaks for the session
     // meanwhile, for which the connection's turn must be free (the send posted with the read
     // holds it until it ends).
     if (!job_->outbox.end_posted()) {
-      why = std::string("connection lost: ") + std::strerror(EPIPE);
-      return false;
+      return wire::Outcome::failed(-EPIPE, std::string("connection lost: ") + std::strerror(EPIPE));
     }
     watch.busy();
     bool closed = false;
     const wire::Outcome handled = on_message(type, body, closed);
     watch.done();
-    if (!handled.ok()) {
-      why = described(handled);
-      return false;
-    }
-    if (closed) {
-      why = "the client closed the job";
-      return true;
-    }
+    if (!handled.ok() || closed) return handled;  // ok and closed: the client's Close
   }
 }
 
@@ -311,19 +306,18 @@ wire::Outcome Session::on_status_query(std::span<const std::byte> body) {
   return wire::Outcome::failed(-EPIPE, "connection lost sending the status");
 }
 
-void Session::run_received(std::string& why) {
+wire::Outcome Session::run_received() {
+  wire::Outcome ran;
   while (!job_->executor.idle() && std::chrono::steady_clock::now() < drain_.deadline()) {
-    wire::Outcome ran = job_->executor.poll();
+    ran = job_->executor.poll();
     if (ran.ok()) ran = job_->executor.run_ready();
-    if (!ran.ok()) {
-      why = ran.why();
-      break;
-    }
+    if (!ran.ok()) break;
     if (job_->executor.idle()) break;
     if (job_->wake) job_->executor.arm_wakes(job_->wake);  // as before a wait for the client
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   job_->outbox.flush();
+  return ran;
 }
 
 std::string Session::summary() const {

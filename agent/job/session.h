@@ -68,11 +68,14 @@ class Session {
   // The job's parts on the socket of `fd`, its reading set up (before_read, spin, gathering, the
   // watch of devices that complete in the background).
   void make_job(int fd);
-  // The job's end: closed by its client, or failed with `why` (the agent's stop first runs
-  // what it received); logged, told to the client, everything it held freed, its bytes counted.
-  void end_job(bool closed, std::string& why);
-  // Reads and answers the client's messages until the job closes (true) or fails (why).
-  bool serve(std::string& why);
+  // The job's end, `end` its record (serve()'s): closed by its client, or failed (the agent's stop
+  // first runs what the job received, and then fails it); logged, a failure told to the client,
+  // everything the job held freed, its bytes counted.
+  void end_job(wire::Outcome end);
+  // Reads and answers the client's messages until the job ends: ok when the client closed it
+  // (its Close), wire::kStreamEnded when the client closed the connection between messages,
+  // else the job's failure (as on_message's, -ETIMEDOUT the client's silence).
+  wire::Outcome serve();
   // One message the client sent, whole: a failure fails the job (-EPROTO the client's
   // violation, -EIO a device's fault, -ENOMEM no room, -EPIPE the connection lost); `closed`
   // once it was the client's Close.
@@ -88,8 +91,8 @@ class Session {
   // A status query (only when the job accepted kFeatureStatus): answered at once (status.h).
   wire::Outcome on_status_query(std::span<const std::byte> body);
   // The drain: runs the handovers the job received until none is left or the drain's deadline
-  // passes, and sends their reports. A device that faults meanwhile makes its fault `why`.
-  void run_received(std::string& why);
+  // passes, and sends their reports. Fails with the fault of a device that faults meanwhile.
+  wire::Outcome run_received();
 
   AgentConfig config_;
   std::string peer_;

@@ -353,11 +353,11 @@ int main(int argc, char** argv) {
                                                                       : std::to_string(config.devices) + " simulated devices",
                  rig::engine::backend_name(config.backend));
     std::cout << "rig-agent listening on " << rig::engine::to_string(server.address()) << std::endl;
-    if (std::string why; !rig::agent::notify_service_manager(
+    if (const rig::wire::Outcome told = rig::agent::notify_service_manager(
             "READY=1\nSTATUS=listening on " + rig::engine::to_string(server.address()) + "\nMAINPID=" +
-                std::to_string(::getpid()),
-            why)) {
-      spdlog::warn("readiness not told to the service manager: {}", why);
+            std::to_string(::getpid()));
+        !told.ok()) {
+      spdlog::warn("readiness not told to the service manager: {}", told.why());
     }
     server.serve(o.max_jobs);
     if (server.terminated()) {

@@ -6,10 +6,13 @@
 
 #include <string>
 
+#include "rig/wire/outcome.h"
+
 namespace rig::agent {
 
-// Sends `state` ("READY=1\nSTATUS=...") to NOTIFY_SOCKET; true when it is unset. False, with why
-// (the socket's path and errno's text), when the send failed.
-bool notify_service_manager(const std::string& state, std::string& why);
+// Sends `state` ("READY=1\nSTATUS=...") to NOTIFY_SOCKET; ok when it is unset. A failure names
+// the socket's path and errno's text: -EINVAL for a path longer than a unix socket's (as
+// sd_notify says), else the errno of the socket or the send that failed.
+wire::Outcome notify_service_manager(const std::string& state);
 
 }  // namespace rig::agent

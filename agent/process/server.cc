@@ -76,7 +76,9 @@ std::string reloading_state() {
 }
 
 void tell(const std::string& state) {
-  if (std::string why; !notify_service_manager(state, why)) spdlog::warn("not told to the service manager: {}", why);
+  if (const wire::Outcome told = notify_service_manager(state); !told.ok()) {
+    spdlog::warn("not told to the service manager: {}", told.why());
+  }
 }
 
 }  // namespace
@@ -252,8 +254,9 @@ void Server::serve(std::uint64_t max_jobs) {
 void Server::finish() {
   if (terminating_.load(std::memory_order_seq_cst)) {
     drain_->begin(config_.drain_ms);
-    if (std::string why; !notify_service_manager("STOPPING=1\nSTATUS=stopping: jobs run what they received", why)) {
-      spdlog::warn("stopping not told to the service manager: {}", why);
+    if (const wire::Outcome told = notify_service_manager("STOPPING=1\nSTATUS=stopping: jobs run what they received");
+        !told.ok()) {
+      spdlog::warn("stopping not told to the service manager: {}", told.why());
     }
     spdlog::info("stopping: {} job(s) may run what they received for up to {} ms",
                  gauges_->jobs.load(std::memory_order_relaxed), config_.drain_ms);  // relaxed: a count

@@ -95,7 +95,11 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
     const std::uint32_t offer = wire::kFeaturePrograms | wire::kFeatureStatus |
                                 (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
     const std::optional<engine::Secret> secret = secret_of(options.secret_file);
-    const Greeting greeting = greet(fd, offer, secret, endpoint_, reached, options.agent_name);
+    Greeting greeting;
+    // The C++ API's edge: a failed handshake is thrown here, its reason naming the agent.
+    if (const wire::Outcome o = greet(fd, offer, secret, endpoint_, reached, greeting, options.agent_name); !o.ok()) {
+      throw std::runtime_error(o.why());
+    }
     agent_name_ = greeting.agent_name;
     for (const wire::Account& a : greeting.accounts) accounts_.push_back(account_of(a));
     features_ = greeting.features;
@@ -126,10 +130,10 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
   // The threshold in KiB (rounded up) governs both directions: the agent learns it in the joins.
   const auto min_kib = static_cast<std::uint32_t>(
       std::clamp<std::uint64_t>((options.stripe_min_bytes + 1023) / 1024, 1, UINT32_MAX));
-  stripe_min_bytes_ = std::uint64_t{min_kib} * 1024;
   stripes_ = std::make_unique<engine::StripeSet>(
       backend_ == engine::Backend::kUring && !faults_ && engine::uring_available(),
       counters_, engine::resolve_send_zc_bytes(job_fd, options.send_zc_bytes));
+  stripes_->set_min_bytes(std::uint64_t{min_kib} * 1024);
   // The receiving thread is inside a striped receive, where the idle watch cannot run: the
   // same silence bound applies there.
   stripes_->set_silence_ms(options.silence_ms);
@@ -140,14 +144,11 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
     engine::Address peer;
     stripe_addresses_.push_back(engine::peer_address(fd, peer) ? engine::to_string(peer) : std::string("?"));
     stripes_->add(make_socket(fd, options));  // owns the fd from here on
-    remote::join(fd, wire::Join{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token}, key,
-         "stripe " + std::to_string(i), endpoint_);
+    const wire::Join j{wire::kMagic, wire::kVersion, i, count, 0, min_kib, grant.token};
+    if (const wire::Outcome o = remote::join(fd, j, key, "stripe " + std::to_string(i), endpoint_); !o.ok()) {
+      throw std::runtime_error(o.why());
+    }
   }
-}
-
-int LinkCore::send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
-                       std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n) {
-  return stripes_->send_copy(*connection_, device, part, value, base, row_bytes, pitch, at, n);
 }
 
 int LinkCore::on_idle(std::int64_t silent_ms) {

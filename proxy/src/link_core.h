@@ -85,14 +85,9 @@ class LinkCore final : public Link {
   /// Link::backend's and Link::stripes' answers.
   const char* backend_name() const;
   std::size_t stripe_count() const;
-  /// Whether a copy of `bytes` bytes crosses on the stripes.
-  bool stripes_copy(std::uint64_t bytes) const { return stripes_ && bytes >= stripe_min_bytes_; }
-  /// Sends packed bytes [at, at + n) of a copy from this process's memory (packed byte k at
-  /// base + (k / row_bytes) * pitch + k % row_bytes) as kStriped announcements on the job's
-  /// connection, each followed by its pieces on the stripes. Caller holds the connection's turn
-  /// (Connection::Hold). Borrows the memory until it returns; 0 or -errno.
-  int send_striped(std::uint32_t device, std::uint32_t part, std::uint64_t value, const void* base,
-                   std::uint64_t row_bytes, std::uint64_t pitch, std::uint64_t at, std::uint64_t n);
+  /// The link's data connections, which know the stripe threshold (null: no striping); a
+  /// copy's way is engine::CopyBytes::way's.
+  engine::StripeSet* stripes() const { return stripes_.get(); }
 
   /// Registry of proxies by the agent's device id. Throws std::invalid_argument per make's rules.
   ProxySlot& register_proxy(std::uint32_t device, std::uint64_t* word);
@@ -200,7 +195,6 @@ class LinkCore final : public Link {
   std::unique_ptr<engine::Connection> connection_;
   std::unique_ptr<engine::FrameReader> reader_;
   std::unique_ptr<engine::StripeSet> stripes_;  ///< null: no striping
-  std::uint64_t stripe_min_bytes_ = 0;
   std::thread receiver_;
 
   std::atomic<std::uint64_t> next_request_{1};

@@ -28,18 +28,20 @@ struct Greeting {
 };
 
 // Hello, challenge, proof, welcome (and grant): the job's connection `fd` to the agent at
-// `endpoint`, reached at `reached`, offering `offer`. With a secret, the agent must prove it
-// holds it too; without, only an open agent on loopback (`reached`) is accepted; with `pinned`
-// set, only an agent of that name. Throws
-// std::runtime_error (or std::system_error) naming the agent and the cause; an agent's refusal
-// is thrown with its text.
-Greeting greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>& secret,
-               const std::string& endpoint, const engine::Address& reached, const std::string& pinned = {});
+// `endpoint`, reached at `reached`, offering `offer`, into `g`. With a secret, the agent must
+// prove it holds it too; without, only an open agent on loopback (`reached`) is accepted; with
+// `pinned` set, only an agent of that name. A failure's reason names the agent once: "handshake
+// with agent E: ..." (-EACCES an agent that cannot prove who it is or is another, -EPROTO its
+// violation, -ETIMEDOUT its silence, else the connection's errno), or "agent E refused the job:
+// ..." with the agent's text (wire::kPeerEnded). The C++ API's edge throws it (LinkCore).
+wire::Outcome greet(int fd, std::uint32_t offer, const std::optional<engine::Secret>& secret,
+                    const std::string& endpoint, const engine::Address& reached, Greeting& g,
+                    const std::string& pinned = {});
 
 // Joins the data connection `fd` as `join` says, proving it by the job's key; `what` names it
-// in errors ("stripe 2").
-void join(int fd, const wire::Join& join, const wire::JobKey& key, const std::string& what,
-          const std::string& endpoint);
+// in the failure's reason ("stripe 2 with agent E: ...").
+wire::Outcome join(int fd, const wire::Join& join, const wire::JobKey& key, const std::string& what,
+                   const std::string& endpoint);
 
 // The C++ API's edge for the engine's failures (Job::connect's exceptions): std::system_error
 // with the outcome's errno, its what() the outcome's reason (which names the errno already).

@@ -11,10 +11,9 @@
 
 #include "proxy_slot.h"
 #include "rig/engine/connection.h"
+#include "rig/engine/copy_bytes.h"
 #include "rig/engine/iov_cursor.h"
-#include "rig/engine/packed_rows.h"
 #include "rig/remote/proxy.h"
-#include "rig/wire/chunks.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/limits.h"
 #include "submission.h"
@@ -24,6 +23,15 @@ namespace rig::remote {
 namespace {
 
 bool contiguous(const rig_copy& c, std::uint64_t pitch) { return c.rows == 1 || pitch == c.row_bytes; }
+
+// A copy from this process's memory as the link sends it: its rows (end to end when it is one
+// row or its pitch is the row) and its part.
+engine::CopyRows rows_of(const rig_copy& c) {
+  return {c.src.host, c.row_bytes, contiguous(c, c.src_pitch) ? c.row_bytes : c.src_pitch};
+}
+engine::CopyPart part_of(std::uint32_t device, std::uint32_t part, std::uint64_t value, const rig_copy& c) {
+  return {device, part, value, c.rows * c.row_bytes};
+}
 
 wire::Side wire_side(const rig_side& sd) {
   wire::Side w{};
@@ -140,14 +148,15 @@ SubmitPlan plan_submission(const LinkCore& link, const rig_submission& s) {
     plan.cost += total;
     if (p.u.copy.dst.host != nullptr) ++plan.n_into;
     if (p.u.copy.src.host == nullptr) continue;
-    // Its bytes follow the handover: in chunks, in place, packed through staging memory (had,
-    // or known to exist, before anything is recorded or sent), or striped over the link's data
-    // connections (their rows go out in place).
+    // Its bytes follow the handover (engine::CopyBytes chooses): in chunks, in place, packed
+    // through staging memory (had, or known to exist, before anything is recorded or sent), or
+    // striped over the link's data connections (their rows go out in place).
     plan.from_client = true;
     plan.chunks += wire::chunk_count(total);
-    if (link.stripes_copy(total)) {
+    const engine::CopyWay way = engine::CopyBytes::way(link.stripes(), part_of(0, 0, 0, p.u.copy), rows_of(p.u.copy), true);
+    if (way == engine::CopyWay::kStriped) {
       plan.striped = true;
-    } else if (!contiguous(p.u.copy, p.u.copy.src_pitch)) {
+    } else if (way == engine::CopyWay::kPacked) {
       plan.staging_bytes = std::max(plan.staging_bytes, std::min(wire::kChunkBytes, total));
     }
   }
@@ -287,6 +296,7 @@ bool Proxy::reserve_posted(const SubmitPlan& plan) {
     sc.bytes_headers.reserve(plan.chunks);  // no reallocation below: the iovecs point into it
     sc.iov.clear();
     sc.iov.reserve(1 + 2 * plan.chunks);
+    sc.copy_bytes.reserve(2);  // a chunk's header and its rows, end to end
   } catch (const std::bad_alloc&) {
     return false;
   }
@@ -301,15 +311,18 @@ int Proxy::send_posted(const rig_submission& s, std::uint64_t value) {
   sc.iov.push_back({sc.message.data(), sc.message.size()});
   each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
     if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
-    const std::uint64_t total = p.u.copy.rows * p.u.copy.row_bytes;
-    const auto* src = static_cast<const std::byte*>(p.u.copy.src.host);
-    const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
+    const engine::CopyPart cp = part_of(account_.id, part, value, p.u.copy);
+    // In place, its rows end to end (the plan packs nothing and stripes nothing here): the
+    // header kept for the posted send, then the payload's one iovec.
+    const auto each = [&](const auto& hdr, std::span<const iovec> frame, std::uint32_t) {
+      assert(frame.size() == 2);
       sc.bytes_headers.push_back(hdr);
       sc.iov.push_back(engine::to_iov(&sc.bytes_headers.back(), sizeof(SubmitScratch::BytesHeader)));
-      sc.iov.push_back(engine::to_iov(src + at, n));
-      return true;
+      sc.iov.push_back(frame[1]);
+      return 0;
     };
-    return wire::each_chunk(account_.id, part, value, 0, total, each);
+    return sc.copy_bytes.frames(engine::CopyWay::kInPlace, cp, rows_of(p.u.copy), 0, cp.whole, nullptr, nullptr,
+                                each) == 0;
   });
   return link_.connection().send_combined(sc.iov);
 }
@@ -326,30 +339,19 @@ int Proxy::send_holding(const rig_submission& s, std::uint64_t value, Staging& s
   each_sent_part(s, [&](const rig_part& p, std::uint32_t part) {
     if (rc != 0) return false;
     if (p.kind != RIG_PART_COPY || p.u.copy.src.host == nullptr) return true;
-    const rig_copy& c = p.u.copy;
-    const std::uint64_t total = c.rows * c.row_bytes;
-    const bool in_place = contiguous(c, c.src_pitch);
-    if (link_.stripes_copy(total)) {
-      rc = link_.send_striped(account_.id, part, value, c.src.host, c.row_bytes,
-                              in_place ? c.row_bytes : c.src_pitch, 0, total);
+    const engine::CopyPart cp = part_of(account_.id, part, value, p.u.copy);
+    const engine::CopyRows rows = rows_of(p.u.copy);
+    const engine::CopyWay way = engine::CopyBytes::way(link_.stripes(), cp, rows, chunk.data != nullptr);
+    if (way == engine::CopyWay::kStriped) {
+      rc = engine::CopyBytes::striped(*link_.stripes(), conn, cp, rows, 0, cp.whole);
       return true;
     }
-    const auto each = [&](const auto& hdr, std::uint64_t at, std::uint32_t n) {
-      const std::byte* src = static_cast<const std::byte*>(c.src.host);
-      const void* payload = src + at;
-      if (!in_place) {
-        // Pack the rows that [at, at + n) of the packed bytes cover.
-        engine::pack_rows(chunk.data, src, c.row_bytes, c.src_pitch, at, n);
-        engine::bump(conn.counters().bytes_staged, n);
-        payload = chunk.data;
-      }
-      const iovec iov[2] = {engine::to_iov(&hdr, sizeof hdr), engine::to_iov(payload, n)};
-      // The chunk goes from its registered buffer if it has one; either send borrows its
-      // memory until it returns (after the notification if it went zero-copy).
-      rc = in_place ? conn.send_holding_turn(iov) : conn.send_staged({iov, 1}, chunk, n);
-      return rc == 0;
+    // A packed chunk goes from its registered buffer if it has one; either send borrows its
+    // memory until it returns (after the notification if it went zero-copy).
+    const auto each = [&](const auto&, std::span<const iovec> frame, std::uint32_t n) {
+      return way == engine::CopyWay::kPacked ? conn.send_staged(frame.first(1), chunk, n) : conn.send_holding_turn(frame);
     };
-    wire::each_chunk(account_.id, part, value, 0, total, each);
+    rc = scratch_->copy_bytes.frames(way, cp, rows, 0, cp.whole, chunk.data, &conn.counters(), each);
     return true;
   });
   return rc;

@@ -12,6 +12,7 @@
 #include "proxy_slot.h"
 #include "rig/edge.h"
 #include "link_core.h"
+#include "rig/engine/copy_bytes.h"
 #include "rig/wire/codec.h"
 #include "rig/wire/messages.h"
 
@@ -80,6 +81,7 @@ struct SubmitScratch {
   std::vector<std::byte> message;             // the handover's frame
   std::vector<BytesHeader> bytes_headers;     // a posted send's kBytes headers
   std::vector<iovec> iov;                     // a posted send's pieces
+  engine::CopyBytes copy_bytes;               // frames its copies' bytes
 };
 
 // Calls fn(part, its index on the wire) for each part that goes on the wire, in order, while

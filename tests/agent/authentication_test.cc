@@ -57,7 +57,8 @@ TEST(Authentication, AJobWithAnotherSecretIsRefusedWithOnlyAuthenticationFailedA
   AgentProcess agent;
   const engine::PrivateSecretFile other = *engine::PrivateSecretFile::make();
   const std::string why = connect_error(agent.endpoint(), other.path());
-  EXPECT_NE(why.find("refused the job: authentication failed"), std::string::npos) << why;
+  // The agent's refusal in its words, the agent named once.
+  EXPECT_EQ(why, "agent " + agent.endpoint() + " refused the job: authentication failed");
   EXPECT_TRUE(agent.alive());
   EXPECT_EQ(connect_error(agent.endpoint()), "");  // the agent's own secret still opens jobs
 }
@@ -147,9 +148,9 @@ TEST(Authentication, AJobThatPinsTheAgentsNameIsServedByItAndRefusedByAnAgentOfA
   EXPECT_EQ(job->connect(agent.endpoint(), pinned).agent_name(), longest);
   pinned.agent_name = longest.substr(1);
   const std::string why = connect_error(agent.endpoint(), pinned);
-  EXPECT_NE(why.find("the agent is named '" + longest + "', not '" + pinned.agent_name + "' as the job pinned"),
-            std::string::npos)
-      << why;
+  // The job's own refusal, the agent named once.
+  EXPECT_EQ(why, "handshake with agent " + agent.endpoint() + ": the agent is named '" + longest + "', not '" +
+                     pinned.agent_name + "' as the job pinned (LinkOptions::agent_name): refused");
 }
 
 TEST(Authentication, AnAgentWithoutANameGoesByItsHostsAndRefusesToStartWithANameItCannotSend) {

@@ -1,6 +1,7 @@
 // rig-agent under a service manager (packaging/rig-agent.service, Type=notify): it tells
 // NOTIFY_SOCKET "READY=1" once it listens and "STOPPING=1" when SIGTERM begins its drain.
-// Against a real rig-agent process and a real unix datagram socket.
+// Against a real rig-agent process and a real unix datagram socket; notify_service_manager's
+// outcomes in this process.
 #include <gtest/gtest.h>
 
 #include <poll.h>
@@ -10,12 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "agent_process.h"
+#include "process/notify.h"
 
 namespace rig::test {
 namespace {
@@ -79,6 +82,38 @@ TEST(ServiceManager, SighupRereadsTheSecretsAtOnceSayingReloadingThenReady) {
   EXPECT_NE(ready.find("READY=1"), std::string::npos) << ready;
   EXPECT_NE(ready.find("secrets reread: 1 in use"), std::string::npos) << ready;
   EXPECT_TRUE(agent.alive());
+}
+
+// Sets NOTIFY_SOCKET for its life, and unsets it after.
+class NotifyVariable {
+ public:
+  explicit NotifyVariable(const std::string& value) { ::setenv("NOTIFY_SOCKET", value.c_str(), 1); }
+  ~NotifyVariable() { ::unsetenv("NOTIFY_SOCKET"); }
+};
+
+TEST(ServiceManager, ANotifyIsOkWithoutASocketAndAFailureHasItsCausesErrnoAndThePath) {
+  ASSERT_EQ(std::getenv("NOTIFY_SOCKET"), nullptr) << "this test sets NOTIFY_SOCKET itself";
+  EXPECT_TRUE(agent::notify_service_manager("READY=1").ok());
+  {
+    NotifySocket manager;
+    const NotifyVariable set(manager.path());
+    EXPECT_TRUE(agent::notify_service_manager("READY=1").ok());
+    EXPECT_EQ(manager.next(), "READY=1");
+  }
+  {
+    const std::string path = "/" + std::string(200, 'n');
+    const NotifyVariable set(path);
+    const wire::Outcome told = agent::notify_service_manager("READY=1");
+    EXPECT_EQ(told.err(), -EINVAL);
+    EXPECT_EQ(told.why(), "NOTIFY_SOCKET='" + path + "': longer than a unix socket's path");
+  }
+  {
+    const std::string path = "/nonexistent-rig-notify-" + std::to_string(::getpid());
+    const NotifyVariable set(path);
+    const wire::Outcome told = agent::notify_service_manager("READY=1");
+    EXPECT_EQ(told.err(), -ENOENT);
+    EXPECT_EQ(told.why(), "NOTIFY_SOCKET='" + path + "': " + std::strerror(ENOENT));
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,6 +49,10 @@ class StripeSet {
   // (docs/TUNING.md, "Striping"). Set before the first transfer.
   void set_window_bytes(std::size_t n) { window_bytes_ = n; }
   std::size_t size() const { return sockets_.size(); }
+  // The stripe threshold: a copy's part of at least `bytes` goes striped (both ends learn it in
+  // the joins, from the client's LinkOptions::stripe_min_bytes). Until it is set, none does.
+  void set_min_bytes(std::uint64_t bytes) { min_bytes_ = bytes; }
+  bool takes(std::uint64_t whole) const { return whole >= min_bytes_; }
   Socket& at(std::size_t i) { return *sockets_[i]; }
 
   // Sends legs[i] on stripe i for every i < legs.size() (<= size()). Returns 0 once the kernel
@@ -108,6 +113,7 @@ class StripeSet {
   Scratch send_scratch_, recv_scratch_;
   std::array<wire::Framed<wire::Bytes>, wire::kMaxStripes> received_headers_{};
   bool parallel_;
+  std::uint64_t min_bytes_ = UINT64_MAX;  // set_min_bytes
   Counters& counters_;
   // Written only by the sending side (the turn holder): a kernel that refuses zero-copy sets 0.
   std::size_t zc_bytes_;
