@@ -3,11 +3,20 @@
 #include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 namespace rig::bench {
 namespace {
+
+// The threads of `pid` (0: this process). rig-bench is a program on the C++ API: a /proc it
+// cannot read throws there, as the API's calls do, and its main says why.
+std::vector<engine::TaskUsage> threads_of(pid_t pid) {
+  wire::Result<std::vector<engine::TaskUsage>> usage = engine::task_usage(pid);
+  if (!usage.ok()) throw std::runtime_error(usage.outcome().why());
+  return std::move(*usage);
+}
 
 class NoAgentWatch final : public AgentWatch {
  public:
@@ -19,7 +28,7 @@ class NoAgentWatch final : public AgentWatch {
 class ProcAgentWatch final : public AgentWatch {
  public:
   explicit ProcAgentWatch(pid_t pid) : pid_(pid) {}
-  AgentSample sample() override { return AgentSample{engine::task_usage(pid_)}; }
+  AgentSample sample() override { return AgentSample{threads_of(pid_)}; }
   bool syscalls_measured() const override { return false; }
   std::string source() const override { return "/proc/" + std::to_string(pid_); }
 
@@ -77,7 +86,7 @@ std::vector<engine::TaskUsage> deltas(const std::vector<engine::TaskUsage>& befo
 }
 
 std::vector<engine::TaskUsage> client_threads() {
-  std::vector<engine::TaskUsage> all = engine::task_usage();
+  std::vector<engine::TaskUsage> all = threads_of(0);
   std::erase_if(all, [](const engine::TaskUsage& t) { return client_role(t.name) == nullptr; });
   return all;
 }

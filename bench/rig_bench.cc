@@ -16,7 +16,9 @@
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "agent_process.h"
 #include "beside.h"
@@ -205,7 +207,9 @@ RunInfo run_info(const Options& o) {
 void start_own_agent(Options& o, std::optional<rig::engine::PrivateSecretFile>& secret,
                      std::optional<AgentProcess>& own) {
   if (!o.agent.empty()) return;
-  secret.emplace();
+  rig::wire::Result<rig::engine::PrivateSecretFile> made = rig::engine::PrivateSecretFile::make();
+  if (!made.ok()) throw std::runtime_error(made.outcome().why());  // main says why, as before
+  secret.emplace(std::move(*made));
   o.secret_file = secret->path();
   const Settings& s = o.s;
   const std::uint64_t budget = std::max<std::uint64_t>(1ull << 30, 2 * s.region_bytes() + 64 * kMiB);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -291,13 +292,29 @@ void apply(Options& o) {
 // The RIG_* variables, read before anything else (AgentConfig's defaults read them): a bad one
 // refuses the start, saying so.
 bool environment_taken() {
-  try {
-    (void)rig::engine::env_settings();
-    return true;
-  } catch (const std::exception& e) {
-    std::cerr << "rig-agent: " << e.what() << "\n";
-    return false;
+  const rig::wire::Outcome& o = rig::engine::env_settings().outcome();
+  if (!o.ok()) std::cerr << "rig-agent: " << o.why() << "\n";
+  return o.ok();
+}
+
+// The listening socket of --listen, once the secrets are loaded and the device kind chosen; it
+// refuses to listen beyond loopback without a secret (-EPERM).
+rig::wire::Result<int> listen_socket(const Options& o, rig::agent::AgentConfig& config, rig::engine::Address& bound) {
+  const rig::wire::Result<rig::engine::Endpoint> ep = rig::engine::parse_endpoint(o.listen);
+  RIG_RETURN_IF_FAILED(ep.outcome());
+  const auto addresses = rig::engine::resolve(*ep, rig::engine::Use::kListen);
+  RIG_RETURN_IF_FAILED(addresses.outcome());
+  auto secrets = rig::agent::load_secrets(config);
+  RIG_RETURN_IF_FAILED(secrets.outcome());
+  config.secrets = *secrets;
+  rig::agent::choose_device_kind(config);
+  if (!config.authenticates() && !std::ranges::all_of(*addresses, rig::engine::is_loopback)) {
+    return rig::wire::Outcome::failed(-EPERM, "refusing to listen on " + ep->host +
+                                                  " without a secret: anyone who reaches the port could run code here "
+                                                  "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
   }
+  std::uint16_t port = 0;
+  return rig::engine::tcp_listen_first(*addresses, port, &bound);
 }
 
 }  // namespace
@@ -317,16 +334,13 @@ int main(int argc, char** argv) {
   rig::agent::AgentConfig& config = o.config;
 
   try {
-    const rig::engine::Endpoint ep = rig::engine::parse_endpoint(o.listen);
-    const std::vector<rig::engine::Address> addresses = rig::engine::resolve(ep, rig::engine::Use::kListen);
-    config.secrets = rig::agent::load_secrets(config);
-    rig::agent::choose_device_kind(config);
-    if (!config.authenticates() && !std::ranges::all_of(addresses, rig::engine::is_loopback)) {
-      throw std::runtime_error("refusing to listen on " + ep.host +
-                               " without a secret: anyone who reaches the port could run code here "
-                               "(give --secret-file, RIG_SECRET_FILE or RIG_SECRET)");
+    rig::engine::Address bound;
+    const rig::wire::Result<int> listen_fd = listen_socket(o, config, bound);
+    if (!listen_fd.ok()) {
+      std::cerr << "rig-agent: " << listen_fd.outcome().why() << "\n";
+      return 1;
     }
-    rig::agent::Server server(addresses, config);
+    rig::agent::Server server(*listen_fd, bound, config);
     std::signal(SIGPIPE, SIG_IGN);
     const SignalTaker signal_taker(server);
     spdlog::info("{}: listen={} {} send_zc_bytes={} log={} jobs={}", version_text(),

@@ -1,28 +1,34 @@
 #include "process/config.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <stdexcept>
 
 #include "rig/engine/env_settings.h"
 #include "rig/wire/auth.h"
 
 namespace rig::agent {
 
-std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config) {
+wire::Result<std::shared_ptr<const std::vector<engine::Secret>>> load_secrets(const AgentConfig& config) {
   auto secrets = std::make_shared<std::vector<engine::Secret>>();
   if (config.secret_files.size() > 2) {
-    throw std::runtime_error("at most two secret files (the current and the next during a rotation)");
+    return wire::Outcome::failed(-EINVAL, "at most two secret files (the current and the next during a rotation)");
   }
-  for (const std::string& path : config.secret_files) secrets->push_back(engine::read_secret_file(path));
-  if (config.secret_files.empty()) {
-    if (auto s = engine::secret_from_env()) {
-      secrets->push_back(std::move(*s));
-    } else if (config.secret_variable) {
-      secrets->push_back(engine::secret_from_bytes(*config.secret_variable, "RIG_SECRET"));
-    }
+  // Each secret it finds joins `secrets`.
+  const auto keep = [&](wire::Result<engine::Secret> s) {
+    if (s.ok()) secrets->push_back(std::move(*s));
+    return s.outcome();
+  };
+  for (const std::string& path : config.secret_files) RIG_RETURN_IF_FAILED(keep(engine::read_secret_file(path)));
+  if (!config.secret_files.empty()) return std::shared_ptr<const std::vector<engine::Secret>>(std::move(secrets));
+  wire::Result<std::optional<engine::Secret>> from_env = engine::secret_from_env();
+  RIG_RETURN_IF_FAILED(from_env.outcome());
+  if (*from_env) {
+    secrets->push_back(std::move(**from_env));
+  } else if (config.secret_variable) {
+    RIG_RETURN_IF_FAILED(keep(engine::secret_from_bytes(*config.secret_variable, "RIG_SECRET")));
   }
-  return secrets;
+  return std::shared_ptr<const std::vector<engine::Secret>>(std::move(secrets));
 }
 
 std::shared_ptr<const engine::SecretBuffer> take_secret_variable() {

@@ -80,9 +80,10 @@ struct AgentConfig {
 };
 
 // Reads the secrets of `config.secret_files` (at most two: a rotation), else the environment's
-// (RIG_SECRET_FILE, RIG_SECRET, else `config.secret_variable`); none if neither names one. Throws std::runtime_error naming the
-// file and the cause for a secret it refuses (readable by others, shorter than 32 bytes).
-std::shared_ptr<const std::vector<engine::Secret>> load_secrets(const AgentConfig& config);
+// (RIG_SECRET_FILE, RIG_SECRET, else `config.secret_variable`); none if neither names one. Fails
+// as engine::read_secret_file, naming the file and the cause, for a secret it refuses (readable
+// by others, shorter than 32 bytes); -EINVAL for more than two files.
+wire::Result<std::shared_ptr<const std::vector<engine::Secret>>> load_secrets(const AgentConfig& config);
 
 // RIG_SECRET's bytes (null if unset or empty), then the variable is gone: its value overwritten
 // in place (so /proc/PID/environ no longer shows it) and unset, so no child inherits it. Changes

@@ -25,8 +25,9 @@
 
 namespace rig::agent {
 
-Server::Server(const std::vector<engine::Address>& listen, const AgentConfig& config) : config_(config) {
-  listen_fd_ = engine::tcp_listen_first(listen, port_, &address_);
+Server::Server(int listen_fd, const engine::Address& address, const AgentConfig& config) : config_(config) {
+  listen_fd_ = listen_fd;
+  address_ = address;
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   const int flags = ::fcntl(listen_fd_, F_GETFL);
   if (wake_fd_ < 0 || flags < 0 || ::fcntl(listen_fd_, F_SETFL, flags | O_NONBLOCK) < 0) {
@@ -84,16 +85,18 @@ void tell(const std::string& state) {
 
 void Server::reread_secrets() {
   tell(reloading_state());
-  try {
-    config_.secrets = load_secrets(config_);
-    spdlog::info("secrets reread: {} in use", config_.secrets->size());
-    tell("READY=1\nSTATUS=listening on " + engine::to_string(address_) + "; secrets reread: " +
-         std::to_string(config_.secrets->size()) + " in use");
-  } catch (const std::exception& e) {
-    spdlog::error("secrets not reread, the old ones stay: {}", e.what());
+  wire::Result<std::shared_ptr<const std::vector<engine::Secret>>> secrets = load_secrets(config_);
+  if (!secrets.ok()) {
+    const std::string& why = secrets.outcome().why();
+    spdlog::error("secrets not reread, the old ones stay: {}", why);
     tell(std::string("READY=1\nSTATUS=listening on ") + engine::to_string(address_) +
-         "; secrets not reread, the old ones stay: " + e.what());
+         "; secrets not reread, the old ones stay: " + why);
+    return;
   }
+  config_.secrets = *secrets;
+  spdlog::info("secrets reread: {} in use", config_.secrets->size());
+  tell("READY=1\nSTATUS=listening on " + engine::to_string(address_) + "; secrets reread: " +
+       std::to_string(config_.secrets->size()) + " in use");
 }
 
 namespace {

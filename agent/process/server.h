@@ -21,10 +21,10 @@ namespace rig::agent {
 
 class Server {
  public:
-  // Listens on the first of `listen` that binds (a resolved --listen, in the resolver's order).
-  Server(const std::vector<engine::Address>& listen, const AgentConfig& config);
+  // Serves on `listen_fd`, a listening socket bound to `address` (engine::tcp_listen_first on a
+  // resolved --listen), which it owns from here on.
+  Server(int listen_fd, const engine::Address& address, const AgentConfig& config);
   ~Server();
-  std::uint16_t port() const { return port_; }
   // The address it listens on (numeric, the port bound).
   const engine::Address& address() const { return address_; }
   // Accepts jobs (and the stripes that join them) until stop(), or until `max_jobs` jobs have
@@ -93,7 +93,6 @@ class Server {
   LogLimit auth_log_;       // proofs that failed
   int listen_fd_ = -1;  // non-blocking: serve() polls it beside wake_fd_
   int wake_fd_ = -1;    // an eventfd that stop() and reload() write
-  std::uint16_t port_ = 0;
   engine::Address address_;
   // seq_cst: set by stop() (any thread) before its wake, read by serve() after each wake.
   std::atomic<bool> stopping_{false};

@@ -2,7 +2,8 @@
 
 #include <unistd.h>
 
-#include <exception>
+#include <cstddef>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -75,13 +76,12 @@ std::string status_text(const AgentConfig& config, const Gauges& gauges, const e
   o["ring_enters"] = ring.enters;  // io_uring_enter calls on transfer paths, and the completions
   o["completions"] = ring.completions;  // they reaped (the io_uring backend's batch size)
   nlohmann::ordered_json threads = nlohmann::ordered_json::array();
-  try {
-    for (const engine::TaskUsage& t : engine::task_usage()) {
-      threads.push_back({{"tid", t.tid}, {"name", t.name}, {"cpu_ns", t.cpu_ns}, {"voluntary", t.voluntary},
-                         {"involuntary", t.involuntary}, {"syscalls", t.syscalls}});
-    }
-  } catch (const std::exception& e) {
-    o["threads_error"] = e.what();
+  const wire::Result<std::vector<engine::TaskUsage>> usage = engine::task_usage();
+  if (!usage.ok()) o["threads_error"] = usage.outcome().why();
+  for (std::size_t i = 0; usage.ok() && i < usage->size(); ++i) {
+    const engine::TaskUsage& t = (*usage)[i];
+    threads.push_back({{"tid", t.tid}, {"name", t.name}, {"cpu_ns", t.cpu_ns}, {"voluntary", t.voluntary},
+                       {"involuntary", t.involuntary}, {"syscalls", t.syscalls}});
   }
   o["threads_left_out"] = 0;
   o["threads"] = threads;

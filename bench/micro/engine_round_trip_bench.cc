@@ -30,10 +30,11 @@ struct Pair {
 
 Pair connected() {
   std::uint16_t port = 0;
-  const int lfd = tcp_listen(Endpoint{"127.0.0.1", 0}, port);
+  // Loopback cannot refuse a benchmark: a failure stops it, with the reason (Result's value()).
+  const int lfd = *tcp_listen(Endpoint{"127.0.0.1", 0}, port);
   Pair p;
   std::thread t([&] { p.server = tcp_accept(lfd); });
-  p.client = tcp_connect(Endpoint{"127.0.0.1", port});
+  p.client = *tcp_connect(Endpoint{"127.0.0.1", port});
   t.join();
   ::close(lfd);
   return p;

@@ -7,31 +7,52 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 
 namespace rig::engine {
+namespace {
 
-Endpoint parse_endpoint(const std::string& text) {
+wire::Outcome not_an_endpoint(std::string why) { return wire::Outcome::failed(-EINVAL, std::move(why)); }
+
+// getaddrinfo's EAI_* as an errno (it has none of its own): EAI_SYSTEM the errno it left; a name
+// without an address (EAI_NONAME, EAI_NODATA, EAI_ADDRFAMILY) or a server that refused it
+// (EAI_FAIL) -ENXIO, "no such address"; a server that did not answer yet (EAI_AGAIN) -EAGAIN;
+// EAI_MEMORY -ENOMEM; the rest (flags, family, service: this call's own) -EINVAL.
+int resolve_errno(int rc, int system_errno) {
+  switch (rc) {
+    case EAI_SYSTEM: return -system_errno;
+    case EAI_NONAME:
+    case EAI_NODATA:
+    case EAI_ADDRFAMILY:
+    case EAI_FAIL: return -ENXIO;
+    case EAI_AGAIN: return -EAGAIN;
+    case EAI_MEMORY: return -ENOMEM;
+    default: return -EINVAL;
+  }
+}
+
+}  // namespace
+
+wire::Result<Endpoint> parse_endpoint(const std::string& text) {
   const auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
-    throw std::invalid_argument("expected HOST:PORT (or [IPv6]:PORT), got '" + text + "'");
+    return not_an_endpoint("expected HOST:PORT (or [IPv6]:PORT), got '" + text + "'");
   }
   Endpoint ep;
   ep.host = text.substr(0, colon);
   if (ep.host.front() == '[') {
     if (ep.host.size() < 3 || ep.host.back() != ']') {
-      throw std::invalid_argument("expected [IPv6]:PORT, got '" + text + "'");
+      return not_an_endpoint("expected [IPv6]:PORT, got '" + text + "'");
     }
     ep.host = ep.host.substr(1, ep.host.size() - 2);
   } else if (ep.host.find(':') != std::string::npos) {
-    throw std::invalid_argument("an IPv6 address needs brackets ([" + ep.host + "]:PORT), got '" + text + "'");
+    return not_an_endpoint("an IPv6 address needs brackets ([" + ep.host + "]:PORT), got '" + text + "'");
   }
   const std::string port = text.substr(colon + 1);
   unsigned long v = 0;
   for (char c : port) {
-    if (c < '0' || c > '9') throw std::invalid_argument("bad port in '" + text + "'");
+    if (c < '0' || c > '9') return not_an_endpoint("bad port in '" + text + "'");
     v = v * 10 + static_cast<unsigned long>(c - '0');
-    if (v > 65535) throw std::invalid_argument("port out of range in '" + text + "'");
+    if (v > 65535) return not_an_endpoint("port out of range in '" + text + "'");
   }
   ep.port = static_cast<std::uint16_t>(v);
   return ep;
@@ -80,7 +101,7 @@ bool peer_address(int fd, Address& out) {
   return ::getpeername(fd, reinterpret_cast<sockaddr*>(&out.storage), &out.length) == 0;
 }
 
-std::vector<Address> resolve(const Endpoint& ep, Use use) {
+wire::Result<std::vector<Address>> resolve(const Endpoint& ep, Use use) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -90,8 +111,9 @@ std::vector<Address> resolve(const Endpoint& ep, Use use) {
   const std::string port = std::to_string(ep.port);
   const int rc = ::getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &found);
   if (rc != 0) {
-    const std::string why = rc == EAI_SYSTEM ? std::strerror(errno) : ::gai_strerror(rc);
-    throw std::runtime_error("cannot resolve '" + ep.host + "' (" + to_string(ep) + "): " + why);
+    const int e = errno;
+    const std::string why = rc == EAI_SYSTEM ? std::strerror(e) : ::gai_strerror(rc);
+    return wire::Outcome::failed(resolve_errno(rc, e), "cannot resolve '" + ep.host + "' (" + to_string(ep) + "): " + why);
   }
   std::unique_ptr<addrinfo, void (*)(addrinfo*)> hold(found, ::freeaddrinfo);
   std::vector<Address> out;
@@ -102,7 +124,9 @@ std::vector<Address> resolve(const Endpoint& ep, Use use) {
     a.length = ai->ai_addrlen;
     out.push_back(a);
   }
-  if (out.empty()) throw std::runtime_error("cannot resolve '" + ep.host + "' (" + to_string(ep) + "): no TCP address");
+  if (out.empty()) {
+    return wire::Outcome::failed(-ENXIO, "cannot resolve '" + ep.host + "' (" + to_string(ep) + "): no TCP address");
+  }
   return out;
 }
 

@@ -1,8 +1,8 @@
 #include "rig/engine/env_settings.h"
 
 #include <array>
+#include <cerrno>
 #include <cstdlib>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -72,40 +72,26 @@ constexpr Variable kVariables[] = {
 };
 static_assert(wire::kMaxStripes == 16, "RIG_STRIPES's text names the bound");
 
-// The kept settings, or the error that every call throws again.
-struct Kept {
-  EnvSettings settings;
-  std::string error;
-};
-
 }  // namespace
 
-EnvSettings parse_env_settings(const std::function<const char*(const char*)>& lookup) {
+wire::Result<EnvSettings> parse_env_settings(const std::function<const char*(const char*)>& lookup) {
   EnvSettings s;
   for (const Variable& v : kVariables) {
     const EnvVariable& a = v.about;
     const char* value = v.take != nullptr ? lookup(a.name) : nullptr;
     if (value == nullptr || *value == '\0') continue;
     if (!v.take(value, s)) {
-      throw std::invalid_argument(std::string(a.name) + "=" + value + ": " + a.name + " takes " + a.takes +
-                                  " (unset or empty: " + a.fallback + ")");
+      return wire::Outcome::failed(-EINVAL, std::string(a.name) + "=" + value + ": " + a.name + " takes " + a.takes +
+                                                " (unset or empty: " + a.fallback + ")");
     }
   }
   return s;
 }
 
-const EnvSettings& env_settings() {
-  static const Kept kept = [] {
-    Kept k;
-    try {
-      k.settings = parse_env_settings([](const char* name) { return std::getenv(name); });
-    } catch (const std::invalid_argument& e) {
-      k.error = e.what();
-    }
-    return k;
-  }();
-  if (!kept.error.empty()) throw std::invalid_argument(kept.error);
-  return kept.settings;
+const wire::Result<EnvSettings>& env_settings() {
+  static const wire::Result<EnvSettings> kept =
+      parse_env_settings([](const char* name) { return std::getenv(name); });
+  return kept;
 }
 
 std::span<const EnvVariable> env_variables() {

@@ -60,7 +60,7 @@ int FrameReader::fill(std::size_t at_least, std::size_t reach, bool frame_start)
 }
 
 int default_poll_us() {
-  return env_settings().poll_us;
+  return env_settings()->poll_us;
 }
 
 wire::Outcome FrameReader::next(wire::FrameHeader& header, bool within_message) {

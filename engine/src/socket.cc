@@ -53,7 +53,7 @@ std::size_t resolve_send_zc_bytes(int fd, std::size_t requested) {
   if (requested != kSendZcAuto) return requested;
   const std::size_t preset = g_zc_default.load(std::memory_order_relaxed);
   if (preset != kSendZcAuto) return preset;
-  if (const auto bytes = env_settings().send_zc_bytes) return *bytes;
+  if (const auto bytes = env_settings()->send_zc_bytes) return *bytes;
   constexpr std::size_t kRemoteDefault = std::size_t{1} << 20;  // ENGINE-NOTES: 1 MB is fine
   return peer_is_loopback(fd) ? 0 : kRemoteDefault;
 }

@@ -58,7 +58,7 @@ struct StripeSet::Leg {
 };
 
 std::size_t default_stripe_window_bytes() {
-  return env_settings().stripe_window_bytes;
+  return env_settings()->stripe_window_bytes;
 }
 
 void StripeSet::add(std::unique_ptr<Socket> socket) {

@@ -11,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
 #include <unordered_map>
 
 #include "rig/engine/syscall_count.h"
@@ -66,11 +65,14 @@ bool read_switches(const std::string& dir, TaskUsage& t) {
 
 }  // namespace
 
-std::vector<TaskUsage> task_usage(pid_t pid) {
+wire::Result<std::vector<TaskUsage>> task_usage(pid_t pid) {
   const bool self = pid == 0 || pid == ::getpid();
   const std::string base = self ? "/proc/self/task" : "/proc/" + std::to_string(pid) + "/task";
   DIR* d = ::opendir(base.c_str());
-  if (d == nullptr) throw std::runtime_error("cannot read " + base + ": " + std::strerror(errno));
+  if (d == nullptr) {
+    const int e = errno;
+    return wire::Outcome::failed(-e, "cannot read " + base + ": " + std::strerror(e));
+  }
   std::vector<TaskUsage> out;
   while (const dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;

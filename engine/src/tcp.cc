@@ -12,22 +12,21 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <stdexcept>
-#include <system_error>
+#include <cstring>
 
 namespace rig::engine {
 namespace {
 
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
+// errno's failure, in the words std::system_error used to give it: "what: errno's text".
+wire::Outcome failed_errno(int e, const std::string& what) {
+  return wire::Outcome::failed(-e, what + ": " + std::strerror(e));
 }
 
-// Closes fd keeping errno, then throws it naming `what`.
-[[noreturn]] void close_and_throw(int fd, const std::string& what) {
+// Closes fd keeping errno, and gives errno's failure naming `what`.
+wire::Outcome close_failed(int fd, const std::string& what) {
   const int e = errno;
   ::close(fd);
-  errno = e;
-  throw_errno(what);
+  return failed_errno(e, what);
 }
 
 }  // namespace
@@ -114,13 +113,13 @@ bool peer_is_loopback(int fd) {
   return peer_address(fd, peer) && is_loopback(peer);
 }
 
-int tcp_listen(const Address& a, std::uint16_t& bound_port) {
+wire::Result<int> tcp_listen(const Address& a, std::uint16_t& bound_port) {
   const int fd = ::socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket for " + to_string(a));
+  if (fd < 0) return failed_errno(errno, "socket for " + to_string(a));
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, a.get(), a.length) < 0) close_and_throw(fd, "bind " + to_string(a));
-  if (::listen(fd, 64) < 0) close_and_throw(fd, "listen on " + to_string(a));
+  if (::bind(fd, a.get(), a.length) < 0) return close_failed(fd, "bind " + to_string(a));
+  if (::listen(fd, 64) < 0) return close_failed(fd, "listen on " + to_string(a));
   Address got;
   local_address(fd, got);
   bound_port = got.family() == AF_INET6 ? ntohs(reinterpret_cast<const sockaddr_in6&>(got.storage).sin6_port)
@@ -128,21 +127,19 @@ int tcp_listen(const Address& a, std::uint16_t& bound_port) {
   return fd;
 }
 
-int tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port, Address* bound) {
-  if (addresses.empty()) throw std::invalid_argument("no address to listen on");
+wire::Result<int> tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port, Address* bound) {
+  if (addresses.empty()) return wire::Outcome::failed(-EINVAL, "no address to listen on");
   for (std::size_t i = 0;; ++i) {
-    try {
-      const int fd = tcp_listen(addresses[i], bound_port);
-      if (bound != nullptr) local_address(fd, *bound);
-      return fd;
-    } catch (const std::system_error&) {
-      if (i + 1 == addresses.size()) throw;  // the last one's cause
-    }
+    wire::Result<int> fd = tcp_listen(addresses[i], bound_port);
+    if (fd.ok() && bound != nullptr) local_address(*fd, *bound);
+    if (fd.ok() || i + 1 == addresses.size()) return fd;  // else the last one's cause
   }
 }
 
-int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound) {
-  return tcp_listen_first(resolve(ep, Use::kListen), bound_port, bound);
+wire::Result<int> tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound) {
+  wire::Result<std::vector<Address>> addresses = resolve(ep, Use::kListen);
+  RIG_RETURN_IF_FAILED(addresses.outcome());
+  return tcp_listen_first(*addresses, bound_port, bound);
 }
 
 int tcp_accept(int listen_fd) {
@@ -157,39 +154,38 @@ int tcp_accept(int listen_fd) {
   }
 }
 
-int tcp_connect(const Address& a) {
+wire::Result<int> tcp_connect(const Address& a) {
   const int fd = ::socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket for " + to_string(a));
+  if (fd < 0) return failed_errno(errno, "socket for " + to_string(a));
   set_job_options(fd);
   for (;;) {
     if (::connect(fd, a.get(), a.length) == 0) return fd;
-    if (errno != EINTR) close_and_throw(fd, "connect to " + to_string(a));
+    if (errno != EINTR) return close_failed(fd, "connect to " + to_string(a));
   }
 }
 
-int tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached) {
+wire::Result<int> tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached) {
   std::string tried;
-  int last = EDESTADDRREQ;
+  int last = -EDESTADDRREQ;
   for (const Address& a : addresses) {
-    try {
-      const int fd = tcp_connect(a);
+    wire::Result<int> fd = tcp_connect(a);
+    if (fd.ok()) {
       reached = a;
       return fd;
-    } catch (const std::system_error& e) {
-      last = e.code().value();
-      tried += (tried.empty() ? "" : "; ") + to_string(a) + ": " + e.code().message();
     }
+    last = fd.outcome().err();
+    tried += (tried.empty() ? "" : "; ") + to_string(a) + ": " + std::strerror(-last);
   }
-  if (addresses.size() == 1 && to_string(addresses[0]) == name) {
-    throw std::system_error(last, std::generic_category(), "connect to " + name);
-  }
-  throw std::system_error(last, std::generic_category(), "connect to " + name + " (tried " + tried + ")");
+  if (addresses.size() == 1 && to_string(addresses[0]) == name) return failed_errno(-last, "connect to " + name);
+  return failed_errno(-last, "connect to " + name + " (tried " + tried + ")");
 }
 
-int tcp_connect(const Endpoint& ep, Address* reached) {
+wire::Result<int> tcp_connect(const Endpoint& ep, Address* reached) {
+  wire::Result<std::vector<Address>> addresses = resolve(ep, Use::kConnect);
+  RIG_RETURN_IF_FAILED(addresses.outcome());
   Address a;
-  const int fd = tcp_connect_first(resolve(ep, Use::kConnect), to_string(ep), a);
-  if (reached != nullptr) *reached = a;
+  wire::Result<int> fd = tcp_connect_first(*addresses, to_string(ep), a);
+  if (fd.ok() && reached != nullptr) *reached = a;
   return fd;
 }
 

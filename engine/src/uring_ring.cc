@@ -58,7 +58,7 @@ int online_cpus() {
 
 bool sq_polling() {
   static const bool on = [] {
-    return env_settings().sq_polling.value_or(online_cpus() >= kSqPollMinCpus);
+    return env_settings()->sq_polling.value_or(online_cpus() >= kSqPollMinCpus);
   }();
   return on;
 }

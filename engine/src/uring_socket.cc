@@ -41,7 +41,7 @@ bool uring_available() {
 }
 
 Backend default_backend() {
-  if (const auto backend = env_settings().backend) return *backend;
+  if (const auto backend = env_settings()->backend) return *backend;
   return uring_available() ? Backend::kUring : Backend::kPlain;
 }
 

@@ -1,6 +1,7 @@
 #include "rig/remote/job.h"
 
 #include <new>
+#include <stdexcept>
 #include <thread>
 
 #include "link_core.h"
@@ -58,7 +59,7 @@ Link& LinkCore::connect(Job& job, const std::string& endpoint, const LinkOptions
   job.check();
   // The RIG_* variables before anything else: a bad one fails the connect naming it
   // (std::invalid_argument), and no thread of the link finds it later.
-  (void)engine::env_settings();
+  if (const wire::Outcome& env = engine::env_settings().outcome(); !env.ok()) throw std::invalid_argument(env.why());
   // Connects and does the handshake outside the lock (it may take a while).
   auto link = std::make_unique<LinkCore>(job, endpoint, options, std::move(faults));
   std::lock_guard lock(job.links_mu_);

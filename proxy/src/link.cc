@@ -35,7 +35,7 @@ namespace {
 int wanted_stripes(const LinkOptions& options, int fd) {
   int n = options.stripes;
   if (n == LinkOptions::kAuto) {
-    n = engine::env_settings().stripes.value_or(engine::peer_is_loopback(fd) ? 0 : LinkOptions::kDefaultStripes);
+    n = engine::env_settings()->stripes.value_or(engine::peer_is_loopback(fd) ? 0 : LinkOptions::kDefaultStripes);
   }
   return std::clamp(n, 0, static_cast<int>(wire::kMaxStripes));
 }
@@ -89,13 +89,12 @@ LinkCore::LinkCore(Job& job, std::string endpoint, const LinkOptions& options,
   try {
     // The stripes go where this connection went (`reached`), not to a new resolution.
     engine::Address reached;
-    fd = engine::tcp_connect(engine::parse_endpoint(endpoint_), &reached);
+    fd = connect_to(endpoint_, reached);
     address_ = engine::to_string(reached);
     const int stripes = wanted_stripes(options, fd);
     const std::uint32_t offer = wire::kFeaturePrograms | wire::kFeatureStatus |
                                 (stripes > 0 ? std::uint32_t{wire::kFeatureStripes} : 0u);
-    const std::optional<engine::Secret> secret =
-        options.secret_file.empty() ? engine::secret_from_env() : engine::read_secret_file(options.secret_file);
+    const std::optional<engine::Secret> secret = secret_of(options.secret_file);
     Greeting greeting;
     // The C++ API's edge: a failed handshake is thrown here, its reason naming the agent.
     if (const wire::Outcome o = greet(fd, offer, secret, endpoint_, reached, greeting, options.agent_name); !o.ok()) {
@@ -139,7 +138,9 @@ void LinkCore::join_stripes(const engine::Address& reached, const wire::StripeGr
   // same silence bound applies there.
   stripes_->set_silence_ms(options.silence_ms);
   for (std::uint16_t i = 0; i < count; ++i) {
-    const int fd = engine::tcp_connect(reached);
+    const wire::Result<int> connected = engine::tcp_connect(reached);
+    if (!connected.ok()) throw_system_error(connected.outcome());
+    const int fd = *connected;
     engine::Address peer;
     stripe_addresses_.push_back(engine::peer_address(fd, peer) ? engine::to_string(peer) : std::string("?"));
     stripes_->add(make_socket(fd, options));  // owns the fd from here on

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
+#include <vector>
 
 #include "rig/engine/iov_cursor.h"
 #include "rig/engine/tcp.h"
@@ -179,6 +182,35 @@ wire::Outcome greet(int fd, std::uint32_t offer, const std::optional<engine::Sec
 wire::Outcome join(int fd, const wire::Join& j, const wire::JobKey& key, const std::string& what,
                    const std::string& endpoint) {
   return described(join_stripe(fd, j, key), what, endpoint);
+}
+
+// std::system_error adds ": " and the errno's text to what() itself; the reason has them already.
+void throw_system_error(const wire::Outcome& o) {
+  std::string what = o.why();
+  const std::string errno_text = ": " + std::generic_category().message(-o.err());
+  if (what.ends_with(errno_text)) what.resize(what.size() - errno_text.size());
+  throw std::system_error(-o.err(), std::generic_category(), what);
+}
+
+int connect_to(const std::string& endpoint, engine::Address& reached) {
+  const wire::Result<engine::Endpoint> ep = engine::parse_endpoint(endpoint);
+  if (!ep.ok()) throw std::invalid_argument(ep.outcome().why());
+  const wire::Result<std::vector<engine::Address>> addresses = engine::resolve(*ep, engine::Use::kConnect);
+  if (!addresses.ok()) throw std::runtime_error(addresses.outcome().why());
+  const wire::Result<int> fd = engine::tcp_connect_first(*addresses, engine::to_string(*ep), reached);
+  if (!fd.ok()) throw_system_error(fd.outcome());
+  return *fd;
+}
+
+std::optional<engine::Secret> secret_of(const std::string& secret_file) {
+  if (secret_file.empty()) {
+    wire::Result<std::optional<engine::Secret>> s = engine::secret_from_env();
+    if (!s.ok()) throw std::runtime_error(s.outcome().why());
+    return std::move(*s);
+  }
+  wire::Result<engine::Secret> s = engine::read_secret_file(secret_file);
+  if (!s.ok()) throw std::runtime_error(s.outcome().why());
+  return std::move(*s);
 }
 
 }  // namespace rig::remote

@@ -43,4 +43,17 @@ wire::Outcome greet(int fd, std::uint32_t offer, const std::optional<engine::Sec
 wire::Outcome join(int fd, const wire::Join& join, const wire::JobKey& key, const std::string& what,
                    const std::string& endpoint);
 
+// The C++ API's edge for the engine's failures (Job::connect's exceptions): std::system_error
+// with the outcome's errno, its what() the outcome's reason (which names the errno already).
+[[noreturn]] void throw_system_error(const wire::Outcome& o);
+
+// Connects to "HOST:PORT" (`reached`: the address that accepted). Throws std::invalid_argument
+// for an endpoint that does not parse, std::runtime_error for a name that does not resolve,
+// std::system_error for a connect that fails.
+int connect_to(const std::string& endpoint, engine::Address& reached);
+
+// The secret the options' file names, else the environment's, or none. Throws
+// std::runtime_error ("secret ...: why") for one it refuses.
+std::optional<engine::Secret> secret_of(const std::string& secret_file);
+
 }  // namespace rig::remote

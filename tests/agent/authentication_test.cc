@@ -55,7 +55,7 @@ std::string copy_secret(const engine::Secret& secret, const engine::PrivateSecre
 
 TEST(Authentication, AJobWithAnotherSecretIsRefusedWithOnlyAuthenticationFailedAndTheAgentGoesOn) {
   AgentProcess agent;
-  engine::PrivateSecretFile other;
+  const engine::PrivateSecretFile other = *engine::PrivateSecretFile::make();
   const std::string why = connect_error(agent.endpoint(), other.path());
   // The agent's refusal in its words, the agent named once.
   EXPECT_EQ(why, "agent " + agent.endpoint() + " refused the job: authentication failed");
@@ -174,10 +174,10 @@ TEST(Authentication, ARelayThatRenamesTheAgentInItsChallengeGetsOnlyAuthenticati
   // one the job pinned: the job proves a name the agent never gave.
   AgentProcess agent;
   std::uint16_t port = 0;
-  const int listen_fd = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
+  const int listen_fd = *engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
   std::thread relay([&] {
     const int job_fd = engine::tcp_accept(listen_fd);
-    const int agent_fd = engine::tcp_connect(engine::parse_endpoint(agent.endpoint()));
+    const int agent_fd = *engine::tcp_connect(*engine::parse_endpoint(agent.endpoint()));
     RawFrame f;
     wire::Challenge c{};
     std::string why;
@@ -277,22 +277,23 @@ TEST(Authentication, TheAgentRefusesToListenBeyondLoopbackWithoutASecret) {
 }
 
 TEST(Authentication, DuringARotationJobsWithEitherSecretAreWelcomed) {
-  engine::PrivateSecretFile next;
+  const engine::PrivateSecretFile next = *engine::PrivateSecretFile::make();
   const char* current = std::getenv("RIG_SECRET_FILE");
   ASSERT_NE(current, nullptr);
   AgentProcess agent({"--secret-file", current, "--secret-file", next.path()});
   EXPECT_EQ(connect_error(agent.endpoint()), "");
   EXPECT_EQ(connect_error(agent.endpoint(), next.path()), "");
-  engine::PrivateSecretFile neither;
+  const engine::PrivateSecretFile neither = *engine::PrivateSecretFile::make();
   EXPECT_NE(connect_error(agent.endpoint(), neither.path()), "");
 }
 
 TEST(Authentication, SighupRereadsTheSecretFiles) {
-  engine::PrivateSecretFile file, replacement;
-  const std::string old_copy = copy_secret(engine::read_secret_file(file.path()), file);
+  const engine::PrivateSecretFile file = *engine::PrivateSecretFile::make();
+  const engine::PrivateSecretFile replacement = *engine::PrivateSecretFile::make();
+  const std::string old_copy = copy_secret(*engine::read_secret_file(file.path()), file);
   AgentProcess agent({"--secret-file", file.path()});
   ASSERT_EQ(connect_error(agent.endpoint(), file.path()), "");
-  const engine::Secret fresh = engine::read_secret_file(replacement.path());
+  const engine::Secret fresh = *engine::read_secret_file(replacement.path());
   std::ofstream(file.path(), std::ios::trunc) << std::string(fresh.bytes.begin(), fresh.bytes.end());
   agent.signal(SIGHUP);
   // Observable only by connecting: the new secret opens a job once the agent has reread it.

@@ -143,7 +143,7 @@ struct Agent {
     secret.bytes.assign(32, 0x5c);
     secret.source = "the fuzzer";
     config.secrets = std::make_shared<const std::vector<engine::Secret>>(std::vector<engine::Secret>{secret});
-    listen_fd = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
+    listen_fd = *engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port);
   }
   agent::AgentConfig config;
   agent::Drain drain;  // never begun: the fuzzer does not stop the agent
@@ -230,7 +230,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static Agent agent;
-  const int client = engine::tcp_connect(engine::Endpoint{"127.0.0.1", agent.port});
+  const int client = *engine::tcp_connect(engine::Endpoint{"127.0.0.1", agent.port});
   const int served = engine::tcp_accept(agent.listen_fd);
   check(served >= 0, "accept failed");
   agent::Gauges gauges;

@@ -31,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 std::string text_of(const engine::Secret& s) { return std::string(s.bytes.begin(), s.bytes.end()); }
 
 TEST(SecretHandling, AnAgentGivenAFifoAsItsSecretFileRefusesAtOnceSayingWhy) {
-  const engine::PrivateSecretFile beside;
+  const engine::PrivateSecretFile beside = *engine::PrivateSecretFile::make();
   const std::string fifo = beside.path() + ".fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // timeout: an agent that waited in open for a writer would otherwise hold the test forever
@@ -46,9 +46,9 @@ TEST(SecretHandling, AnAgentGivenAFifoAsItsSecretFileRefusesAtOnceSayingWhy) {
 }
 
 TEST(SecretHandling, SighupWithTheSecretFileReplacedByAFifoKeepsTheOldSecretAndServesAtOnce) {
-  const engine::PrivateSecretFile file;
+  const engine::PrivateSecretFile file = *engine::PrivateSecretFile::make();
   const std::string copy = file.path() + ".copy";
-  std::ofstream(copy) << text_of(engine::read_secret_file(file.path()));
+  std::ofstream(copy) << text_of(*engine::read_secret_file(file.path()));
   ::chmod(copy.c_str(), 0600);
   AgentProcess agent({"--secret-file", file.path()});
   ASSERT_EQ(connect_error(agent.endpoint(), copy), "");
@@ -77,7 +77,7 @@ TEST(SecretHandling, TheAgentTakesRigSecretOutOfItsEnvironmentAndStillProvesItAf
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   // The reread keeps the secret it took: the agent does not fall back to running open.
   EXPECT_EQ(connect_error(agent.endpoint()), "");
-  const engine::PrivateSecretFile other;
+  const engine::PrivateSecretFile other = *engine::PrivateSecretFile::make();
   EXPECT_NE(connect_error(agent.endpoint(), other.path()), "");
 }
 

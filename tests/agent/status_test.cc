@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -297,7 +299,9 @@ TEST(ThreadFigures, AnotherProcesssThreadsAreReadFromProcWithoutSystemCalls) {
     return std::count_if(threads.begin(), threads.end(), [](const engine::TaskUsage& t) { return t.name == "rig-agent"; });
   };
   for (int i = 0; i < 100 && named() < 2; ++i) {
-    threads = engine::task_usage(agent.pid());
+    wire::Result<std::vector<engine::TaskUsage>> read = engine::task_usage(agent.pid());
+    ASSERT_TRUE(read.ok()) << read.outcome().why();
+    threads = std::move(*read);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_GE(threads.size(), 2u);
@@ -314,7 +318,9 @@ TEST(ThreadFigures, AnotherProcesssThreadsAreReadFromProcWithoutSystemCalls) {
   EXPECT_GE(agent_threads, 2u);
   EXPECT_GT(cpu, 0u);
   job->close();
-  EXPECT_THROW(engine::task_usage(1 << 30), std::runtime_error);  // no such process: the folder named
+  const wire::Outcome gone = engine::task_usage(1 << 30).outcome();  // no such process: the folder named
+  EXPECT_EQ(gone.err(), -ENOENT);
+  EXPECT_EQ(gone.why(), "cannot read /proc/" + std::to_string(1 << 30) + "/task: No such file or directory");
 }
 
 TEST(ThreadFigures, ThisProcesssThreadsCarryTheEnginesSystemCallsAndTheReceivingThreadIsNamed) {
@@ -323,7 +329,9 @@ TEST(ThreadFigures, ThisProcesssThreadsCarryTheEnginesSystemCallsAndTheReceiving
   remote::Link& link = job->connect(agent.endpoint());
   link.agent_status();  // the receiving thread receives at least once
   bool found = false;
-  for (const engine::TaskUsage& t : engine::task_usage()) {
+  const wire::Result<std::vector<engine::TaskUsage>> usage = engine::task_usage();
+  ASSERT_TRUE(usage.ok()) << usage.outcome().why();
+  for (const engine::TaskUsage& t : *usage) {
     if (t.name == "rig-recv") found = t.syscalls > 0;
   }
   EXPECT_TRUE(found);

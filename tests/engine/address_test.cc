@@ -7,9 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <stdexcept>
+#include <cerrno>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "rig/engine/address.h"
@@ -23,7 +22,7 @@ namespace {
 struct RefusingPort {
   RefusingPort() {
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    Address a = resolve(Endpoint{"127.0.0.1", 0}, Use::kListen).front();
+    Address a = resolve(Endpoint{"127.0.0.1", 0}, Use::kListen)->front();
     EXPECT_EQ(::bind(fd, a.get(), a.length), 0);
     local_address(fd, address);
   }
@@ -33,40 +32,35 @@ struct RefusingPort {
 };
 
 TEST(Endpoint, ParsesANameAnIPv4AddressAndABracketedIPv6Address) {
-  EXPECT_EQ(parse_endpoint("localhost:7300").host, "localhost");
-  EXPECT_EQ(parse_endpoint("10.0.0.5:7300").host, "10.0.0.5");
-  const Endpoint v6 = parse_endpoint("[::1]:7300");
+  EXPECT_EQ(parse_endpoint("localhost:7300")->host, "localhost");
+  EXPECT_EQ(parse_endpoint("10.0.0.5:7300")->host, "10.0.0.5");
+  const Endpoint v6 = *parse_endpoint("[::1]:7300");
   EXPECT_EQ(v6.host, "::1");
   EXPECT_EQ(v6.port, 7300);
   EXPECT_EQ(to_string(v6), "[::1]:7300");
 }
 
 TEST(Endpoint, AnIPv6AddressWithoutBracketsIsRefusedNamingTheFix) {
-  try {
-    parse_endpoint("::1:7300");
-    FAIL() << "accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs brackets"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(parse_endpoint("[::1:7300"), std::invalid_argument);
-  EXPECT_THROW(parse_endpoint("localhost"), std::invalid_argument);
-  EXPECT_THROW(parse_endpoint("localhost:70000"), std::invalid_argument);
+  const wire::Outcome o = parse_endpoint("::1:7300").outcome();
+  EXPECT_EQ(o.err(), -EINVAL) << "accepted";
+  EXPECT_NE(o.why().find("needs brackets"), std::string::npos) << o.why();
+  EXPECT_EQ(parse_endpoint("[::1:7300").outcome().err(), -EINVAL);
+  EXPECT_EQ(parse_endpoint("localhost").outcome().err(), -EINVAL);
+  EXPECT_EQ(parse_endpoint("localhost:70000").outcome().err(), -EINVAL);
 }
 
 TEST(Endpoint, ANameThatDoesNotResolveIsAnErrorNamingItWithTheResolversText) {
-  try {
-    resolve(parse_endpoint("no-such-host.invalid:7300"), Use::kConnect);
-    FAIL() << "resolved";
-  } catch (const std::runtime_error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("cannot resolve 'no-such-host.invalid' (no-such-host.invalid:7300)"), std::string::npos)
-        << what;
-    EXPECT_NE(what.find(::gai_strerror(EAI_NONAME)), std::string::npos) << what;
-  }
+  const wire::Outcome o = resolve(*parse_endpoint("no-such-host.invalid:7300"), Use::kConnect).outcome();
+  ASSERT_FALSE(o.ok()) << "resolved";
+  EXPECT_EQ(o.err(), -ENXIO);  // EAI_NONAME: a name without an address
+  const std::string& what = o.why();
+  EXPECT_NE(what.find("cannot resolve 'no-such-host.invalid' (no-such-host.invalid:7300)"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find(::gai_strerror(EAI_NONAME)), std::string::npos) << what;
 }
 
 TEST(Endpoint, LocalhostResolvesToLoopbackAddresses) {
-  const std::vector<Address> all = resolve(parse_endpoint("localhost:7300"), Use::kConnect);
+  const std::vector<Address> all = *resolve(*parse_endpoint("localhost:7300"), Use::kConnect);
   ASSERT_FALSE(all.empty());
   for (const Address& a : all) EXPECT_TRUE(is_loopback(a)) << to_string(a);
 }
@@ -75,9 +69,11 @@ TEST(Connect, AClientTriesANamesAddressesInOrderAndReachesTheFirstThatAccepts) {
   RefusingPort refusing;
   std::uint16_t port = 0;
   Address listening;
-  const int lfd = tcp_listen(Endpoint{"127.0.0.1", 0}, port, &listening);
+  const int lfd = *tcp_listen(Endpoint{"127.0.0.1", 0}, port, &listening);
   Address reached;
-  const int fd = tcp_connect_first({refusing.address, listening}, "two-addresses:1", reached);
+  const wire::Result<int> connected = tcp_connect_first({refusing.address, listening}, "two-addresses:1", reached);
+  ASSERT_TRUE(connected.ok()) << connected.outcome().why();
+  const int fd = *connected;
   EXPECT_EQ(to_string(reached), to_string(listening));
   Address peer;
   ASSERT_TRUE(peer_address(fd, peer));
@@ -89,17 +85,11 @@ TEST(Connect, AClientTriesANamesAddressesInOrderAndReachesTheFirstThatAccepts) {
 TEST(Connect, WhenEveryAddressRefusesTheErrorNamesEachAddressAndItsCause) {
   RefusingPort a, b;
   Address reached;
-  try {
-    tcp_connect_first({a.address, b.address}, "two-addresses:1", reached);
-    FAIL() << "connected";
-  } catch (const std::system_error& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(e.code().value(), ECONNREFUSED);
-    EXPECT_NE(what.find("connect to two-addresses:1 (tried " + to_string(a.address) + ": Connection refused; " +
-                        to_string(b.address) + ": Connection refused)"),
-              std::string::npos)
-        << what;
-  }
+  const wire::Outcome o = tcp_connect_first({a.address, b.address}, "two-addresses:1", reached).outcome();
+  ASSERT_FALSE(o.ok()) << "connected";
+  EXPECT_EQ(o.err(), -ECONNREFUSED);
+  EXPECT_EQ(o.why(), "connect to two-addresses:1 (tried " + to_string(a.address) + ": Connection refused; " +
+                         to_string(b.address) + ": Connection refused): Connection refused");
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <map>
-#include <stdexcept>
 #include <string>
 
 namespace rig::engine {
@@ -13,21 +13,25 @@ namespace {
 
 using Env = std::map<std::string, std::string>;
 
-EnvSettings parse(const Env& env) {
+wire::Result<EnvSettings> parsed(const Env& env) {
   return parse_env_settings([&](const char* name) -> const char* {
     const auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });
 }
 
-// The error that `name=value` is, or "" if it is taken.
+// The settings of an environment whose values are all taken.
+EnvSettings parse(const Env& env) {
+  wire::Result<EnvSettings> s = parsed(env);
+  EXPECT_TRUE(s.ok()) << s.outcome().why();
+  return s.ok() ? *s : EnvSettings{};
+}
+
+// The error that `name=value` is (-EINVAL), or "" if it is taken.
 std::string error_of(const std::string& name, const std::string& value) {
-  try {
-    (void)parse({{name, value}});
-    return "";
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
+  const wire::Outcome o = parsed({{name, value}}).outcome();
+  EXPECT_EQ(o.err(), o.ok() ? 0 : -EINVAL) << o.why();
+  return o.why();
 }
 
 TEST(EnvSettings, UnsetOrEmptyIsTheDefault) {
@@ -91,12 +95,15 @@ TEST(EnvSettings, EveryMalformedOrOutOfRangeValueIsAnError) {
 }
 
 TEST(EnvSettings, TheFirstBadVariableIsTheErrorWhateverTheOthersHold) {
-  EXPECT_THROW((void)parse({{"RIG_POLL_US", "20"}, {"RIG_STRIPES", "99"}}), std::invalid_argument);
+  const wire::Outcome o = parsed({{"RIG_POLL_US", "20"}, {"RIG_STRIPES", "99"}}).outcome();
+  EXPECT_EQ(o.err(), -EINVAL);
+  EXPECT_EQ(o.why().rfind("RIG_STRIPES=99: ", 0), 0u) << o.why();
 }
 
 TEST(EnvSettings, TheProcesssSettingsAreReadOnceAndKept) {
   // This process's environment is the test's (ctest's runs set RIG_SQPOLL, RIG_STRIPE_WINDOW_BYTES):
   // good, so the same object comes back each time.
+  EXPECT_TRUE(env_settings().ok()) << env_settings().outcome().why();
   EXPECT_EQ(&env_settings(), &env_settings());
 }
 

@@ -5,13 +5,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 #include <fstream>
-#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "rig/engine/secret.h"
 
@@ -31,53 +32,52 @@ class SecretFile : public ::testing::Test {
   void TearDown() override {
     if (!written_.empty()) std::remove(written_.c_str());
   }
-  static std::string message_of(const std::string& path) {
-    try {
-      read_secret_file(path);
-    } catch (const std::runtime_error& e) {
-      return e.what();
-    }
-    return "";
-  }
-  PrivateSecretFile own_;
+  // The outcome of reading `path`: ok, or its errno and reason.
+  static wire::Outcome outcome_of(const std::string& path) { return read_secret_file(path).outcome(); }
+  PrivateSecretFile own_ = *PrivateSecretFile::make();
   std::string written_;
 };
 
 TEST_F(SecretFile, AFileOnlyItsOwnerReadsGivesItsBytesWithoutTheTrailingNewline) {
   const std::string text(40, 'k');
-  const Secret s = read_secret_file(write(text + "\n", 0600));
+  const Secret s = *read_secret_file(write(text + "\n", 0600));
   EXPECT_EQ(std::string(s.bytes.begin(), s.bytes.end()), text);
   EXPECT_NE(s.source.find(written_), std::string::npos);
 }
 
 TEST_F(SecretFile, AFileOthersOrItsGroupMayReadIsRefusedWithTheCause) {
   for (mode_t mode : {0644, 0640, 0604, 0620}) {
-    const std::string why = message_of(write(std::string(40, 'k'), mode));
-    EXPECT_NE(why.find("group or others"), std::string::npos) << std::oct << mode << ": " << why;
+    const wire::Outcome o = outcome_of(write(std::string(40, 'k'), mode));
+    EXPECT_EQ(o.err(), -EPERM) << std::oct << mode;
+    EXPECT_NE(o.why().find("group or others"), std::string::npos) << std::oct << mode << ": " << o.why();
   }
 }
 
 TEST_F(SecretFile, ASecretShorterThan32BytesIsRefused) {
-  const std::string why = message_of(write(std::string(31, 'k') + "\n", 0600));
-  EXPECT_NE(why.find("holds 31 bytes"), std::string::npos) << why;
-  EXPECT_NO_THROW(read_secret_file(write(std::string(32, 'k'), 0600)));
+  const wire::Outcome o = outcome_of(write(std::string(31, 'k') + "\n", 0600));
+  EXPECT_EQ(o.err(), -EINVAL);
+  EXPECT_NE(o.why().find("holds 31 bytes"), std::string::npos) << o.why();
+  EXPECT_TRUE(outcome_of(write(std::string(32, 'k'), 0600)).ok());
 }
 
 TEST_F(SecretFile, AMissingFileIsRefusedWithErrnosText) {
-  const std::string why = message_of(own_.path() + ".missing");
-  EXPECT_NE(why.find("No such file"), std::string::npos) << why;
+  const wire::Outcome o = outcome_of(own_.path() + ".missing");
+  EXPECT_EQ(o.err(), -ENOENT);
+  EXPECT_NE(o.why().find("No such file"), std::string::npos) << o.why();
 }
 
 TEST_F(SecretFile, APrivateSecretFileIsTheOwnersAloneAndGoesWithTheObject) {
   std::string path;
   {
-    PrivateSecretFile f;
+    wire::Result<PrivateSecretFile> made = PrivateSecretFile::make();
+    ASSERT_TRUE(made.ok()) << made.outcome().why();
+    const PrivateSecretFile f = std::move(*made);
     path = f.path();
     struct stat st {};
     ASSERT_EQ(::stat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
-    EXPECT_GE(read_secret_file(path).bytes.size(), 32u);
-    EXPECT_NE(read_secret_file(path).bytes, read_secret_file(own_.path()).bytes);
+    EXPECT_GE(read_secret_file(path)->bytes.size(), 32u);
+    EXPECT_NE(read_secret_file(path)->bytes, read_secret_file(own_.path())->bytes);
   }
   struct stat st {};
   EXPECT_NE(::stat(path.c_str(), &st), 0);
@@ -87,25 +87,28 @@ TEST_F(SecretFile, ASymbolicLinkIsRefusedEvenToAGoodFile) {
   const std::string target = write(std::string(40, 'k'), 0600);
   const std::string link = own_.path() + ".link";
   ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
-  const std::string why = message_of(link);
+  const wire::Outcome o = outcome_of(link);
   std::remove(link.c_str());
-  EXPECT_NE(why.find("is a symbolic link: refused"), std::string::npos) << why;
+  EXPECT_EQ(o.err(), -ELOOP);
+  EXPECT_NE(o.why().find("is a symbolic link: refused"), std::string::npos) << o.why();
 }
 
 TEST_F(SecretFile, AFifoIsRefusedAtOnceInsteadOfWaitingForAWriter) {
   const std::string fifo = own_.path() + ".fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string why = message_of(fifo);  // would block forever in open without O_NONBLOCK
+  const wire::Outcome o = outcome_of(fifo);  // would block forever in open without O_NONBLOCK
   std::remove(fifo.c_str());
-  EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
+  EXPECT_EQ(o.err(), -EINVAL);
+  EXPECT_NE(o.why().find("not a regular file"), std::string::npos) << o.why();
 }
 
 TEST_F(SecretFile, AFileOwnedByAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "skipped: chown to another user needs root";
   const std::string path = write(std::string(40, 'k'), 0600);
   ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);  // nobody
-  const std::string why = message_of(path);
-  EXPECT_NE(why.find("owned by uid 65534, neither this process's user"), std::string::npos) << why;
+  const wire::Outcome o = outcome_of(path);
+  EXPECT_EQ(o.err(), -EPERM);
+  EXPECT_NE(o.why().find("owned by uid 65534, neither this process's user"), std::string::npos) << o.why();
 }
 
 // An access ACL as Linux stores it (system.posix_acl_access): version 2, then entries of
@@ -138,10 +141,11 @@ TEST_F(SecretFile, ACredentialAsSystemdLaysItOutIsAcceptedAndAnAclForAnotherUser
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0440u);
-  EXPECT_EQ(message_of(path), "");
+  EXPECT_TRUE(outcome_of(path).ok()) << outcome_of(path).why();
   const std::vector<std::uint8_t> theirs = acl_granting(::geteuid() + 1, 4);
   ASSERT_EQ(::setxattr(path.c_str(), "system.posix_acl_access", theirs.data(), theirs.size(), 0), 0);
-  EXPECT_NE(message_of(path).find("group or others"), std::string::npos);
+  EXPECT_EQ(outcome_of(path).err(), -EPERM);
+  EXPECT_NE(outcome_of(path).why().find("group or others"), std::string::npos);
 }
 
 }  // namespace

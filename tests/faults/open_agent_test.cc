@@ -27,7 +27,7 @@ namespace {
 class OpenFake {
  public:
   explicit OpenFake(const std::string& host) {
-    listen_fd_ = engine::tcp_listen(engine::Endpoint{host, 0}, port_);
+    listen_fd_ = *engine::tcp_listen(engine::Endpoint{host, 0}, port_);  // or stops, saying why
     thread_ = std::thread([this] { serve(); });
   }
   ~OpenFake() {

@@ -27,7 +27,7 @@ namespace {
 // Made before main (no thread runs yet, so setenv races with no getenv).
 struct TestSecretFile {
   TestSecretFile() { ::setenv("RIG_SECRET_FILE", file.path().c_str(), 1); }
-  engine::PrivateSecretFile file;
+  engine::PrivateSecretFile file = *engine::PrivateSecretFile::make();  // or stops, saying why
 };
 const TestSecretFile g_secret_file;
 
@@ -103,7 +103,7 @@ bool agent_devices_are_gpus() {
   return kind != nullptr && std::string(kind) == "cuda";
 }
 
-engine::Secret test_secret() { return engine::read_secret_file(g_secret_file.file.path()); }
+engine::Secret test_secret() { return *engine::read_secret_file(g_secret_file.file.path()); }
 
 AgentProcess::AgentProcess(std::vector<std::string> args, bool open, std::vector<std::string> wrapper, AgentEnv vars) {
   const bool own = open || !vars.vars.empty();

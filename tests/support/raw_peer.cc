@@ -152,7 +152,7 @@ FakeAgent::FakeAgent(std::uint32_t devices, std::function<void(int)> script, boo
 
 FakeAgent::FakeAgent(std::vector<wire::Account> accounts, std::function<void(int)> script, bool welcome,
                      std::uint32_t features) {
-  listen_fd_ = engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);
+  listen_fd_ = *engine::tcp_listen(engine::Endpoint{"127.0.0.1", 0}, port_);  // or stops, saying why
   thread_ = std::thread([this, accounts = std::move(accounts), script = std::move(script), welcome, features] {
     fd_ = engine::tcp_accept(listen_fd_);
     if (fd_ < 0) return;
@@ -174,7 +174,7 @@ void FakeAgent::join() {
 std::string FakeAgent::endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
 
 RawClient::RawClient(const std::string& endpoint) {
-  fd_ = engine::tcp_connect(engine::parse_endpoint(endpoint));
+  fd_ = *engine::tcp_connect(*engine::parse_endpoint(endpoint));  // or stops, saying why
   timeval tv{10, 0};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }

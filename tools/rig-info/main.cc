@@ -97,7 +97,7 @@ json build_facts() {
 json settings() {
   json s;
   s["backend"] = rig::engine::backend_name(rig::engine::default_backend());
-  const auto zc = rig::engine::env_settings().send_zc_bytes;
+  const auto zc = rig::engine::env_settings()->send_zc_bytes;
   s["send_zc_bytes"] = zc ? json(*zc) : json("auto: off towards loopback, 1048576 otherwise");
   return s;
 }
@@ -168,8 +168,12 @@ int main(int argc, char** argv) {
   app.add_option("--secret-file", secret_file,
                  "the secret shared with --agent's rig-agent (default: RIG_SECRET_FILE, else RIG_SECRET)");
   CLI11_PARSE(app, argc, argv);
+  // A bad RIG_* variable is an error naming it.
+  if (const rig::wire::Outcome& env = rig::engine::env_settings().outcome(); !env.ok()) {
+    std::cerr << "rig-info: " << env.why() << "\n";
+    return 1;
+  }
   try {
-    (void)rig::engine::env_settings();  // a bad RIG_* variable is an error naming it
     const json facts = agent.empty() ? machine_facts() : agent_status(agent, secret_file);
     if (as_json) {
       std::cout << facts.dump(2) << "\n";

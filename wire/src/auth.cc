@@ -8,7 +8,8 @@
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 
-#include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,10 +19,16 @@
 namespace rig::wire {
 namespace {
 
+// OpenSSL itself failing is a "cannot happen", not an outcome: HMAC-SHA256 and HKDF-SHA256 over
+// bytes in memory fail only where OpenSSL cannot allocate or its installation lacks SHA-256, and
+// RAND_bytes only where the kernel has no getrandom; no caller could do anything but give up,
+// and each handshake of each job would carry the failure of a broken installation. So it stops
+// the process, saying what failed, as a failed assertion would (issue 39, item 2).
 [[noreturn]] void crypto_failed(const char* what) {
   char text[256] = "unknown error";
   ERR_error_string_n(ERR_get_error(), text, sizeof text);
-  throw std::runtime_error(std::string(what) + " failed: " + text);
+  std::fprintf(stderr, "rig: %s failed: %s (OpenSSL cannot do what every handshake needs)\n", what, text);
+  std::abort();
 }
 
 // Builds the bytes a MAC covers: a label, then fields in little-endian order.

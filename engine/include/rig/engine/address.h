@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "rig/wire/outcome.h"
+
 namespace rig::engine {
 
 struct Endpoint {
@@ -16,8 +18,8 @@ struct Endpoint {
 };
 
 // Parses "HOST:PORT": "localhost:7300", "10.0.0.5:7300", "[::1]:7300", "gpu-3.lab:7300". Only
-// the syntax: names are resolved by resolve(). Throws std::invalid_argument naming the text.
-Endpoint parse_endpoint(const std::string& text);
+// the syntax: names are resolved by resolve(). Fails with -EINVAL naming the text.
+wire::Result<Endpoint> parse_endpoint(const std::string& text);
 // "host:port", the host in brackets when it is an IPv6 address.
 std::string to_string(const Endpoint& ep);
 
@@ -37,9 +39,10 @@ bool local_address(int fd, Address& out);
 bool peer_address(int fd, Address& out);
 
 enum class Use { kConnect, kListen };
-// The TCP addresses of `ep`, in getaddrinfo's order (the order a client tries them in). Throws
-// std::runtime_error naming the endpoint and keeping getaddrinfo's text ("cannot resolve
-// 'gpu-3.lab' (gpu-3.lab:7300): Name or service not known").
-std::vector<Address> resolve(const Endpoint& ep, Use use);
+// The TCP addresses of `ep`, in getaddrinfo's order (the order a client tries them in). Fails
+// naming the endpoint and keeping getaddrinfo's text ("cannot resolve 'gpu-3.lab'
+// (gpu-3.lab:7300): Name or service not known"), with -ENXIO for a name without a TCP address
+// (address.cc maps the other EAI_* codes).
+wire::Result<std::vector<Address>> resolve(const Endpoint& ep, Use use);
 
 }  // namespace rig::engine

@@ -6,7 +6,8 @@
 // start; the library's Job::connect throws it (std::invalid_argument; the C ABI's
 // RIG_INVALID_ARGUMENT with the text) before it connects. Each is read once per process, at the
 // first call, and kept: the readers (a socket's zero-copy threshold, a ring's SQ polling) find
-// the kept values at no cost. The library never changes the environment.
+// the kept values at no cost, through env_settings()'s value, which those edges checked first.
+// The library never changes the environment.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <span>
 
 #include "rig/engine/backend.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::engine {
 
@@ -28,13 +30,14 @@ struct EnvSettings {
   std::size_t stripe_window_bytes = 0;        // RIG_STRIPE_WINDOW_BYTES (default_stripe_window_bytes)
 };
 
-// The settings that `lookup` (a variable's value, or null) gives. Throws std::invalid_argument
-// for the first variable whose value is bad: "NAME=VALUE: NAME takes ...".
-EnvSettings parse_env_settings(const std::function<const char*(const char*)>& lookup);
+// The settings that `lookup` (a variable's value, or null) gives. Fails with -EINVAL for the
+// first variable whose value is bad: "NAME=VALUE: NAME takes ...".
+wire::Result<EnvSettings> parse_env_settings(const std::function<const char*(const char*)>& lookup);
 
-// The process's settings, read from its environment at the first call and kept. Throws the
-// error of parse_env_settings at every call while a value is bad.
-const EnvSettings& env_settings();
+// The process's settings, read from its environment at the first call and kept: the failure of
+// parse_env_settings while a value is bad. The edges check it before any reader runs; a reader
+// that finds it failed is a program that skipped the check, stopped by Result's value().
+const wire::Result<EnvSettings>& env_settings();
 
 // A RIG_* variable as env_settings.cc declares it, for those that list them (rig-info).
 struct EnvVariable {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rig/wire/auth.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::engine {
 
@@ -39,34 +40,39 @@ struct Secret {
 };
 
 // The bytes of the file at `path` (one trailing newline dropped), opened without following a
-// symbolic link and without blocking (a FIFO is refused, not waited on). Throws
-// std::runtime_error naming the file and the cause if it cannot be read, is a symbolic link or
-// not a regular file, is owned by neither this process's effective user nor root, if its group
-// or others may read or write it (a POSIX ACL that grants only this user, as systemd gives a
-// credential, is accepted), or if it holds fewer than 32 bytes.
-Secret read_secret_file(const std::string& path);
+// symbolic link and without blocking (a FIFO is refused, not waited on). Fails naming the file
+// and the cause ("secret file PATH: ...") if it cannot be read (open's -errno; -ELOOP for a
+// symbolic link), is not a regular file (-EINVAL), is owned by neither this process's effective
+// user nor root or its group or others may read or write it (-EPERM; a POSIX ACL that grants
+// only this user, as systemd gives a credential, is accepted), or if it holds fewer than 32
+// bytes (-EINVAL).
+wire::Result<Secret> read_secret_file(const std::string& path);
 
-// `bytes` as the secret from `source` (one trailing newline dropped); throws as
-// read_secret_file if fewer than 32 bytes remain.
-Secret secret_from_bytes(SecretBuffer bytes, std::string source);
+// `bytes` as the secret from `source` (one trailing newline dropped); fails as
+// read_secret_file (-EINVAL) if fewer than 32 bytes remain.
+wire::Result<Secret> secret_from_bytes(SecretBuffer bytes, std::string source);
 
 // The environment's secret: the file named by RIG_SECRET_FILE, else the bytes of RIG_SECRET
-// (at least 32); nullopt if neither is set. Throws as read_secret_file for a bad one.
-std::optional<Secret> secret_from_env();
+// (at least 32); nullopt if neither is set. Fails as read_secret_file for a bad one.
+wire::Result<std::optional<Secret>> secret_from_env();
 
 // A fresh random secret in a new file only this user may read (a 0600 file in a 0700 folder of
 // $TMPDIR or /tmp), removed with the object. For programs that start an agent of their own
 // (rig-demo, rig-bench, the tests): on a shared host every local user is a stranger, also on
-// loopback. Throws std::runtime_error if it cannot be made.
+// loopback. make() fails with the failing call's -errno naming the path (-EIO for a short
+// write).
 class PrivateSecretFile {
  public:
-  PrivateSecretFile();
+  static wire::Result<PrivateSecretFile> make();
   ~PrivateSecretFile();
+  PrivateSecretFile(PrivateSecretFile&& from) noexcept;
   PrivateSecretFile(const PrivateSecretFile&) = delete;
   PrivateSecretFile& operator=(const PrivateSecretFile&) = delete;
   const std::string& path() const { return path_; }
 
  private:
+  PrivateSecretFile() = default;
+  wire::Outcome write();  // what make() makes; the destructor removes what it made
   std::string dir_, path_;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rig/export.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::engine {
 
@@ -26,9 +27,9 @@ struct TaskUsage {
 // Every thread of process `pid` (0: this process) now: /proc/PID/task/TID/{comm,schedstat,status}
 // (the CPU time from schedstat's run time in ns where the kernel keeps it, else from stat's
 // utime + stime in clock ticks). A thread that ends while it is read is left out. For this
-// process, `syscalls` is filled from syscall_counts(). Throws std::runtime_error naming the
-// folder and errno's text when /proc/PID/task cannot be read.
-RIG_API std::vector<TaskUsage> task_usage(pid_t pid = 0);
+// process, `syscalls` is filled from syscall_counts(). Fails with opendir's -errno, naming the
+// folder and errno's text, when /proc/PID/task cannot be read.
+RIG_API wire::Result<std::vector<TaskUsage>> task_usage(pid_t pid = 0);
 
 // The calling thread's totals, from getrusage(RUSAGE_THREAD) (µs resolution), its name and its
 // count of system calls.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rig/engine/address.h"
+#include "rig/wire/outcome.h"
 
 namespace rig::engine {
 
@@ -22,24 +23,28 @@ inline constexpr int kKeepCount = 5;
 inline constexpr int kUserTimeoutMs = 15000;
 inline constexpr int kDeadPeerBoundMs = 15000;
 
-// A listening socket bound to `a` (port 0 picks one). Returns the fd and sets `bound_port`;
-// throws std::system_error naming the address on failure.
-int tcp_listen(const Address& a, std::uint16_t& bound_port);
-// The same for the first of `addresses` that binds, in order (the last one's error if none does);
-// `bound`, when given, receives the address bound.
-int tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port, Address* bound = nullptr);
-// tcp_listen_first(resolve(ep, Use::kListen), ...).
-int tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound = nullptr);
+// A listening socket bound to `a` (port 0 picks one): its fd, with `bound_port` set; or the
+// failing call's -errno, naming it and the address ("bind 127.0.0.1:7300: Address already in
+// use").
+wire::Result<int> tcp_listen(const Address& a, std::uint16_t& bound_port);
+// The same for the first of `addresses` that binds, in order (the last one's failure if none
+// does; -EINVAL for none at all); `bound`, when given, receives the address bound.
+wire::Result<int> tcp_listen_first(const std::vector<Address>& addresses, std::uint16_t& bound_port,
+                                   Address* bound = nullptr);
+// tcp_listen_first(resolve(ep, Use::kListen), ...), or resolve()'s failure.
+wire::Result<int> tcp_listen(const Endpoint& ep, std::uint16_t& bound_port, Address* bound = nullptr);
 // Accepts one connection; returns its fd with the job options set, or -errno.
 int tcp_accept(int listen_fd);
-// Connects to `a`; returns the fd with the job options set; throws std::system_error naming it.
-int tcp_connect(const Address& a);
+// Connects to `a`: the fd with the job options set, or the failing call's -errno naming it
+// ("connect to 127.0.0.1:7300: Connection refused").
+wire::Result<int> tcp_connect(const Address& a);
 // Connects to the first of `addresses` that accepts, trying them in order; sets `reached` to it.
-// Throws std::system_error (the last address's errno) naming `name` and each address's cause.
-int tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached);
+// Fails with the last address's -errno (-EDESTADDRREQ for none), naming `name` and each
+// address's cause ("connect to NAME (tried A: ...; B: ...): B's errno text").
+wire::Result<int> tcp_connect_first(const std::vector<Address>& addresses, const std::string& name, Address& reached);
 // Resolves `ep` and connects to the first of its addresses that accepts (`reached`, when given,
-// receives it). Throws as resolve() and tcp_connect_first() do.
-int tcp_connect(const Endpoint& ep, Address* reached = nullptr);
+// receives it). Fails as resolve() and tcp_connect_first() do.
+wire::Result<int> tcp_connect(const Endpoint& ep, Address* reached = nullptr);
 // Receives exactly n bytes on a blocking socket within timeout_ms in all (a handshake's first
 // frames). Returns 0, -ETIME once the time is up, -ECONNRESET at end of stream, or -errno.
 int recv_within(int fd, void* buf, std::size_t n, int timeout_ms);

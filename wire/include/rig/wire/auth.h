@@ -34,7 +34,8 @@ using Mac = std::array<std::uint8_t, kMacBytes>;
 using JobKey = std::array<std::uint8_t, 32>;
 using SecretBytes = std::span<const std::uint8_t>;
 
-// 32 bytes from the operating system's CSPRNG; throws std::runtime_error if it has none.
+// 32 bytes from the operating system's CSPRNG. Where it has none, or OpenSSL cannot compute a
+// MAC or the job key, the process stops saying so (auth.cc: a broken installation, no outcome).
 Nonce fresh_nonce();
 
 struct Transcript {

@@ -10,6 +10,9 @@
 
 #include <cassert>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -39,6 +42,38 @@ class [[nodiscard]] Outcome {
   std::string why_;
 };
 
+// A value, or the outcome that kept it from being made (absl's StatusOr): what a call that
+// returns something gives instead of throwing. ok() when it holds the value.
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: a value converts, as StatusOr's
+  Result(Outcome failure) : outcome_(std::move(failure)) {  // NOLINT: RIG_RETURN_IF_FAILED's
+    assert(!outcome_.ok() && "a result without its value is a failed outcome");
+  }
+  bool ok() const { return outcome_.ok(); }
+  const Outcome& outcome() const { return outcome_; }
+  // The value. Reading it from a failure is a bug: it stops the process with the failure's
+  // reason (as absl's value() without exceptions), never reads what was not made.
+  T& value() & { return checked(), *value_; }
+  const T& value() const& { return checked(), *value_; }
+  T&& value() && { return checked(), std::move(*value_); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  void checked() const {
+    if (outcome_.ok()) return;
+    std::fprintf(stderr, "rig: a failed result's value was read (%d): %s\n", outcome_.err(), outcome_.why().c_str());
+    std::abort();
+  }
+  Outcome outcome_;
+  std::optional<T> value_;
+};
+
 // A peer that broke the protocol: -EPROTO and what it did; the caller that classifies the
 // outcome names the peer.
 inline Outcome violation(std::string why) { return Outcome::failed(-EPROTO, std::move(why)); }
@@ -52,7 +87,8 @@ inline bool passed(const Outcome& o, std::string& why) {
 
 }  // namespace rig::wire
 
-// Returns `expr`'s outcome from the enclosing function when it failed (absl's RETURN_IF_ERROR).
+// Returns `expr`'s outcome from the enclosing function when it failed (absl's RETURN_IF_ERROR);
+// `expr` is an Outcome or a Result's outcome().
 #define RIG_RETURN_IF_FAILED(expr)                                  \
   do {                                                              \
     if (::rig::wire::Outcome rig_failed_ = (expr); !rig_failed_.ok()) \
