@@ -23,10 +23,11 @@ namespace rig::test {
 namespace {
 
 // An agent that runs open, faked on `host`: one connection, a challenge that asks for no proof,
-// then a welcome for whatever proof comes, then it reads until the job closes.
+// then a welcome for whatever proof comes (its auth `welcome_auth`: 0, as the challenge's, unless
+// a test has it say otherwise), then it reads until the job closes.
 class OpenFake {
  public:
-  explicit OpenFake(const std::string& host) {
+  explicit OpenFake(const std::string& host, std::uint8_t welcome_auth = 0) : welcome_auth_(welcome_auth) {
     listen_fd_ = *engine::tcp_listen(engine::Endpoint{host, 0}, port_);  // or stops, saying why
     thread_ = std::thread([this] { serve(); });
   }
@@ -52,12 +53,14 @@ class OpenFake {
     wire::set_fixed_string(c.name, "open-fake-agent");
     if (read_frame(fd, f) && send_msg(fd, wire::MsgType::kChallenge, c) && read_frame(fd, f)) {
       const auto accounts = fake_accounts(0);
-      const wire::Welcome w{wire::kMagic, wire::kVersion, 0, 0, static_cast<std::uint32_t>(accounts.size())};
+      wire::Welcome w{wire::kMagic, wire::kVersion, welcome_auth_, 0, static_cast<std::uint32_t>(accounts.size())};
+      if (welcome_auth_ != 0) w.mac[0] = 1;  // as if it proved something: an open agent's welcome carries none
       send_msg(fd, wire::MsgType::kWelcome, w, std::as_bytes(std::span(accounts)));
       drain(fd);
     }
     ::close(fd);
   }
+  std::uint8_t welcome_auth_;
   int listen_fd_ = -1;
   std::uint16_t port_ = 0;
   std::thread thread_;
@@ -99,6 +102,15 @@ std::string connect_without_secret(const std::string& endpoint) {
 TEST(OpenAgent, AJobWithoutASecretTakesAnOpenAgentOnLoopback) {
   const OpenFake fake("127.0.0.1");
   EXPECT_EQ(connect_without_secret("127.0.0.1:" + std::to_string(fake.port())), "");
+}
+
+TEST(OpenAgent, AWelcomeThatClaimsAuthenticationAfterAnOpenChallengeIsRefused) {
+  // Its challenge asked for no proof; its welcome says the handshake was authenticated. A job
+  // without a secret cannot check such a claim, and the two must agree.
+  const OpenFake fake("127.0.0.1", /*welcome_auth=*/1);
+  const std::string at = "127.0.0.1:" + std::to_string(fake.port());
+  EXPECT_EQ(connect_without_secret(at),
+            "handshake with agent " + at + ": authentication failed (the agent's proof does not match this job's secret)");
 }
 
 TEST(OpenAgent, AJobWithoutASecretRefusesAnOpenAgentBeyondLoopback) {

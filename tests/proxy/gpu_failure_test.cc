@@ -31,6 +31,16 @@ using harness::Work;
 using remote::Job;
 
 // The job's root cause once it failed (bounded wait), else "".
+// How often `what` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// The agent names a GPU's fault once: "device 1 (its name) faulted: " before the driver's words.
+constexpr const char* kGpu1Faulted = "device 1 (Emulated GPU 0) faulted: ";
+
 std::string failure_of(Job& job) {
   for (int i = 0; i < 10000 && !job.failed(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return job.failed() ? job.fault_text() : std::string();
@@ -89,6 +99,7 @@ TEST(GpuFailure, AStickyErrorFailsEveryJobUsingTheGpuWithTheDriversWordsNotOneTh
     const std::string why = failure_of(*first);
     EXPECT_NE(why.find("CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"), std::string::npos)
         << why;
+    EXPECT_EQ(occurrences(why, kGpu1Faulted), 1u) << why;
     // The other job, which used the same GPU and has nothing in flight there, fails too, saying why.
     const std::string why_b = failure_of(*second);
     EXPECT_NE(why_b.find("is lost"), std::string::npos) << why_b;
@@ -195,6 +206,7 @@ void expect_a_copy_failing_in_its_third_range_to_fail_the_job_alone(bool out, co
     static_cast<void>(gpu.submit(w));  // committed, or failed already (the job's failure says why either way)
     const std::string why = failure_of(*job);
     EXPECT_NE(why.find(words), std::string::npos) << why;
+    EXPECT_EQ(occurrences(why, kGpu1Faulted), 1u) << why;
   }  // the proxy stopped: nothing writes `here` any more
   if (out) {
     // The third range and those after it were never sent; of the first two, each one sent is
@@ -232,6 +244,27 @@ TEST(GpuFailure, ACopyIntoAGpuWhoseThirdRangeFailsAsItRunsFailsTheJobWithTheDriv
   if (!on_emulated_cuda()) GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver";
   expect_a_copy_failing_in_its_third_range_to_fail_the_job_alone(
       false, "cuMemcpyAsync:3:700:run", "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)");
+}
+
+// A GPU that fails an alloc for another reason than room (neither out of memory nor a size the
+// driver refuses, and not sticky): the alloc has no value, and the job fails at its next look at
+// the GPU, naming the device once and the driver's words; the agent serves on.
+TEST(GpuFailure, AnAllocTheGpuFailsForAnotherReasonThanRoomFailsTheJobNamingTheDeviceOnce) {
+  if (!on_emulated_cuda()) GTEST_SKIP() << "skipped: needs the agent's devices on the emulated CUDA driver";
+  AgentProcess agent(AgentEnv{{"RIG_EMULATED_CUDA_FAIL=cuMemAlloc:1:800"}});  // CUDA_ERROR_NOT_PERMITTED
+  {
+    auto job = Job::create();
+    Driven gpu(job->connect(agent.endpoint()), 1);
+    try {
+      EXPECT_FALSE(gpu->alloc(edge::Memory::kDevice, 4096));
+      static_cast<void>(gpu->alloc(edge::Memory::kDevice, 4096));  // the job's next look at the GPU
+    } catch (const edge::Fault&) {  // the job failed first: its fault says why
+    }
+    const std::string why = failure_of(*job);
+    EXPECT_EQ(occurrences(why, std::string(kGpu1Faulted) + "cuMemAlloc: CUDA_ERROR_NOT_PERMITTED"), 1u) << why;
+  }
+  EXPECT_TRUE(round_trip(agent.endpoint()));
+  EXPECT_TRUE(agent.alive());
 }
 
 // A copy out of a GPU is packed into staging before it goes to the client: past the job's
