@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <stdexcept>
+#include <cassert>
 
 #if defined(RIG_CUDA)
 #include "devices/cuda/cuda_gpus.h"
@@ -25,17 +25,17 @@ wire::Outcome gpu_count(std::uint32_t& n) {
 #endif
 }
 
-void choose_device_kind(AgentConfig& config) {
-  if (config.device_kind == DeviceKind::kSim) return;
+wire::Outcome choose_device_kind(AgentConfig& config) {
+  if (config.device_kind == DeviceKind::kSim) return {};
   std::uint32_t n = 0;
   const wire::Outcome found = gpu_count(n);
   if (!found.ok() && config.device_kind == DeviceKind::kCuda) {
-    throw std::runtime_error("--device-kind cuda: " + found.why());
+    return wire::Outcome::failed(found.err(), "--device-kind cuda: " + found.why());
   }
   if (!found.ok()) {
     spdlog::warn("--device-kind auto: no GPU ({}); opening {} simulated devices", found.why(), config.devices);
     config.device_kind = DeviceKind::kSim;
-    return;
+    return {};
   }
   config.device_kind = DeviceKind::kCuda;
 #if defined(RIG_CUDA)
@@ -46,14 +46,15 @@ void choose_device_kind(AgentConfig& config) {
                  g.arch, g.cache_bytes, cuda_version_string(gpus->driver().version()));
   }
 #endif
+  return {};
 }
 
 void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<DeviceBackend>>& devices) {
 #if defined(RIG_CUDA)
   const CudaGpus* gpus = nullptr;
-  if (const wire::Outcome o = CudaGpus::probe(gpus); !o.ok()) {
-    throw std::runtime_error(o.why());  // choose_device_kind found them: never here
-  }
+  [[maybe_unused]] const wire::Outcome probed = CudaGpus::probe(gpus);
+  assert(probed.ok() && "choose_device_kind found the GPUs, and the probe's answer is kept");
+  if (gpus == nullptr) return;
   for (const CudaGpus::Gpu& g : gpus->gpus()) {
     // The host's RAM (bit 0), its own memory, and the GPUs the driver says it accesses as peers.
     const std::uint64_t reaches = 1ull | (g.peers << 1);
@@ -63,7 +64,7 @@ void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<DeviceBack
 #else
   (void)config;
   (void)devices;
-  throw std::runtime_error("this rig-agent was built without the CUDA backend");
+  assert(false && "kCuda is never chosen without the CUDA backend (choose_device_kind)");
 #endif
 }
 

@@ -19,12 +19,14 @@ namespace rig::agent {
 // driver, a driver too old, no GPU).
 wire::Outcome gpu_count(std::uint32_t& n);
 
-// Settles config.device_kind: kCuda without a GPU throws std::runtime_error saying why; kAuto
-// becomes kCuda where a GPU is found and kSim otherwise, logging why. Logs the GPUs opened.
-void choose_device_kind(AgentConfig& config);
+// Settles config.device_kind: kCuda without a GPU fails (-ENODEV, "--device-kind cuda: " and
+// why); kAuto becomes kCuda where a GPU is found and kSim otherwise, logging why. Logs the GPUs
+// opened.
+wire::Outcome choose_device_kind(AgentConfig& config);
 
-// Appends a job's devices for the GPUs (config.device_kind is kCuda), each with its budget
-// min(free memory now, config.device_budget).
+// Appends a job's devices for the GPUs (config.device_kind is kCuda, so choose_device_kind found
+// them: the probe's answer is kept, and cannot fail here), each with its budget min(free memory
+// now, config.device_budget).
 void open_gpus(const AgentConfig& config, std::vector<std::unique_ptr<DeviceBackend>>& devices);
 
 // What pins a job's staging buffers for its GPUs' DMA (config.device_kind is kCuda), else null.

@@ -5,12 +5,18 @@
 
 #include <cerrno>
 #include <cstdint>
-#include <system_error>
+#include <cstring>
+#include <string>
 
 namespace rig::agent {
 
-Wake::Wake() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "eventfd for the job's wake");
+wire::Result<std::shared_ptr<Wake>> Wake::make() {
+  const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return wire::Outcome::failed(-err, std::string("eventfd for the job's wake: ") + std::strerror(err));
+  }
+  return std::shared_ptr<Wake>(new Wake(fd));
 }
 
 Wake::~Wake() { ::close(fd_); }

@@ -5,12 +5,16 @@
 // stays open until the last holder lets go.
 #pragma once
 
+#include <memory>
+
+#include "rig/wire/outcome.h"
+
 namespace rig::agent {
 
 class Wake {
  public:
-  // Throws std::system_error (with errno's text) when no eventfd can be made.
-  Wake();
+  // A new wake, or the eventfd's -errno (out of file descriptors: -EMFILE) and why.
+  static wire::Result<std::shared_ptr<Wake>> make();
   ~Wake();
   Wake(const Wake&) = delete;
   Wake& operator=(const Wake&) = delete;
@@ -21,6 +25,7 @@ class Wake {
   void signal() const noexcept;
 
  private:
+  explicit Wake(int fd) : fd_(fd) {}
   int fd_;
 };
 

@@ -85,10 +85,12 @@ void Session::run() {
     refuse(fd, kStopping);
     return;
   }
-  make_job(fd);
+  wire::Outcome end = make_job(fd);  // a job it could not make is refused, saying why
   status_accepted_ = (accepted_features(hello_.transcript.offered, config_) & wire::kFeatureStatus) != 0;
-  wire::Outcome end = send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices),
-                                   config_, job_->stripes);
+  if (end.ok()) {
+    end = send_welcome(job_->connection, hello_.transcript, hello_.secret, accounts_of(job_->devices), config_,
+                       job_->stripes);
+  }
   if (end.ok()) {
     spdlog::info("job from {}: connected ({} devices, {} backend)", peer_, job_->devices.size(),
                  job_->connection.socket().backend());
@@ -100,7 +102,7 @@ void Session::run() {
   end_job(std::move(end));
 }
 
-void Session::make_job(int fd) {
+wire::Outcome Session::make_job(int fd) {
   std::unique_ptr<engine::Socket> socket = engine::make_socket(fd, config_.backend);
   socket->set_silence_ms(config_.silence_ms);
   job_ = std::make_unique<JobParts>(std::move(socket), config_, counters_);
@@ -121,7 +123,7 @@ void Session::make_job(int fd) {
   // queued behind its stream's work); the wake, or at the latest the watch's tick every
   // millisecond, ends the wait, and the executor's poll reports what completed without a
   // message from the client. The watch replaces the socket's silence bound, which it keeps here.
-  watch_devices();
+  return watch_devices();
 }
 
 void Session::end_job(wire::Outcome end) {
@@ -149,9 +151,11 @@ void Session::end_job(wire::Outcome end) {
 
 // Devices that complete in the background are watched between the client's frames: their
 // completions are reported as the idle watch ticks, while polling spins, and on their wake.
-void Session::watch_devices() {
+wire::Outcome Session::watch_devices() {
   if (completes_in_background(config_)) {
-    job_->wake = std::make_shared<Wake>();
+    wire::Result<std::shared_ptr<Wake>> wake = Wake::make();
+    RIG_RETURN_IF_FAILED(wake.outcome());
+    job_->wake = std::move(*wake);
     job_->reader.set_idle_watch(1, [this](std::int64_t silent_ms) {
       if (config_.silence_ms > 0 && silent_ms >= config_.silence_ms) return -ETIMEDOUT;
       return report_completed();
@@ -164,6 +168,7 @@ void Session::watch_devices() {
       return 0;
     });
   }
+  return {};
 }
 
 int Session::report_completed() {

@@ -66,8 +66,9 @@ class Session {
     std::shared_ptr<Wake> wake;  // devices that complete in the background signal it (set_wake)
   };
   // The job's parts on the socket of `fd`, its reading set up (before_read, spin, gathering, the
-  // watch of devices that complete in the background).
-  void make_job(int fd);
+  // watch of devices that complete in the background); a failure (no eventfd for the wake) ends
+  // the job before its welcome.
+  wire::Outcome make_job(int fd);
   // The job's end, `end` its record (serve()'s): closed by its client, or failed (the agent's stop
   // first runs what the job received, and then fails it); logged, a failure told to the client,
   // everything the job held freed, its bytes counted.
@@ -83,8 +84,9 @@ class Session {
   // What the devices completed in the background, reported now: 0, or -ECANCELED (a device
   // faulted: fault_ says why) or -EPIPE (the reports could not be sent).
   int report_completed();
-  // Watches the devices that complete in the background (a GPU's stream) while serve() waits.
-  void watch_devices();
+  // Watches the devices that complete in the background (a GPU's stream) while serve() waits;
+  // fails when their wake cannot be made.
+  wire::Outcome watch_devices();
   wire::Outcome on_request(std::span<const std::byte> body);
   wire::Outcome on_release(std::span<const std::byte> body);
   wire::Outcome on_handover(std::span<const std::byte> body);

@@ -307,7 +307,7 @@ rig::wire::Result<int> listen_socket(const Options& o, rig::agent::AgentConfig& 
   auto secrets = rig::agent::load_secrets(config);
   RIG_RETURN_IF_FAILED(secrets.outcome());
   config.secrets = *secrets;
-  rig::agent::choose_device_kind(config);
+  RIG_RETURN_IF_FAILED(rig::agent::choose_device_kind(config));
   if (!config.authenticates() && !std::ranges::all_of(*addresses, rig::engine::is_loopback)) {
     return rig::wire::Outcome::failed(-EPERM, "refusing to listen on " + ep->host +
                                                   " without a secret: anyone who reaches the port could run code here "

@@ -609,7 +609,7 @@ TEST_F(EmulatedCuda, AWakeIsPostedOnlyOnceTheWorkItWasArmedBehindCompleted) {
   auto held = hold_a_copy_from_staging(*gpu);
   ASSERT_TRUE(held);
   std::string why;
-  auto wake = std::make_shared<Wake>();
+  auto wake = *Wake::make();
   gpu->arm_wake(wake);
   emu_.settle();  // whatever may run ran: a host function not ordered behind the copy did
   pollfd readable{wake->fd(), POLLIN, 0};
@@ -646,7 +646,7 @@ TEST_F(EmulatedCuda, AMarkPassesOnlyOnceTheWorkBeforeItCompletedAndTheArmedWakeI
               wire::passed(gpu->copy_out(buffer.get() + 4096, {m.get(), 4096, 4096}, {1, 4096}), why) && wire::passed(gpu->mark(second), why))
       << why;
   EXPECT_LT(first, second);
-  auto wake = std::make_shared<Wake>();
+  auto wake = *Wake::make();
   gpu->arm_wake(wake);
   emu_.settle();
   EXPECT_FALSE(gpu->passed(first)) << "a mark passed while the copy before it was held";

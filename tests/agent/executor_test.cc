@@ -314,7 +314,7 @@ class ExecutorWake : public ::testing::Test {
   JobStaging staging_;
   Recorder recorder_;
   std::unique_ptr<Executor> executor_;
-  std::shared_ptr<Wake> wake_ = std::make_shared<Wake>();
+  std::shared_ptr<Wake> wake_ = *Wake::make();
 };
 
 TEST_F(ExecutorWake, AValueIsReportedOnlyAfterItsDeviceWasArmedAndPostedTheWake) {

@@ -5,11 +5,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent_process.h"
+#include "connect_error.h"
 #include "process/handshake_room.h"
 #include "process_facts.h"
 #include "raw_peer.h"
@@ -208,6 +212,35 @@ TEST(AgentLimits, ExhaustedDescriptorsPassAndTheAgentServesAgainOnceTheyAreBack)
       << "the agent never held all 40 of its descriptors";
   EXPECT_TRUE(agent.alive());
   flood.clear();
+  EXPECT_EQ(connects_within(agent.endpoint()), "");
+  EXPECT_TRUE(agent.alive());
+}
+
+// The second lowest descriptor number process `pid` does not hold: with its limit there, it
+// can open exactly one more.
+int second_free_fd(pid_t pid) {
+  std::set<int> held;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    held.insert(std::stoi(e.path().filename().string()));
+  }
+  int free_seen = 0;
+  for (int fd = 0;; ++fd) {
+    if (held.count(fd) == 0 && ++free_seen == 2) return fd;
+  }
+}
+
+TEST(AgentLimits, AJobWhoseWakeFindsNoDescriptorIsRefusedSayingWhyAndTheAgentServesOn) {
+  // Devices that complete in the background give each job a wake (an eventfd), made once the
+  // job's connection is taken: with room for that connection and none past it, the job is
+  // refused before its welcome, with the reason, and the agent serves the next one.
+  AgentProcess agent(AgentEnv{{"RIG_SOCKET_BACKEND=plain"}}, {"--sim-completion", "woken"});
+  rlimit old{};
+  ASSERT_EQ(::prlimit(agent.pid(), RLIMIT_NOFILE, nullptr, &old), 0);
+  const rlimit one_more{static_cast<rlim_t>(second_free_fd(agent.pid())), old.rlim_max};  // the connection's
+  ASSERT_EQ(::prlimit(agent.pid(), RLIMIT_NOFILE, &one_more, nullptr), 0);
+  const std::string why = connect_error(agent.endpoint());
+  ASSERT_EQ(::prlimit(agent.pid(), RLIMIT_NOFILE, &old, nullptr), 0);
+  EXPECT_EQ(why, "agent " + agent.endpoint() + " refused the job: eventfd for the job's wake: Too many open files");
   EXPECT_EQ(connects_within(agent.endpoint()), "");
   EXPECT_TRUE(agent.alive());
 }
