@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace rig::agent {
@@ -16,7 +17,12 @@ wire::Result<std::shared_ptr<Wake>> Wake::make() {
     const int err = errno;
     return wire::Outcome::failed(-err, std::string("eventfd for the job's wake: ") + std::strerror(err));
   }
-  return std::shared_ptr<Wake>(new Wake(fd));
+  Wake* wake = new (std::nothrow) Wake(fd);
+  if (wake == nullptr) {
+    ::close(fd);
+    return wire::Outcome::failed(-ENOMEM, "no memory for the job's wake");
+  }
+  return std::shared_ptr<Wake>(wake);  // its own std::bad_alloc deletes the wake, closing fd
 }
 
 Wake::~Wake() { ::close(fd_); }

@@ -19,7 +19,7 @@ wire::Outcome not_an_endpoint(std::string why) { return wire::Outcome::failed(-E
 // EAI_MEMORY -ENOMEM; the rest (flags, family, service: this call's own) -EINVAL.
 int resolve_errno(int rc, int system_errno) {
   switch (rc) {
-    case EAI_SYSTEM: return -system_errno;
+    case EAI_SYSTEM: return system_errno > 0 ? -system_errno : -EIO;  // errno left at 0: still a failure
     case EAI_NONAME:
     case EAI_NODATA:
     case EAI_ADDRFAMILY:

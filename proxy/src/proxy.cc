@@ -71,6 +71,7 @@ Proxy::Proxy(LinkCore& link, const Account& account, abi::Capability capability,
       word_(word),
       scratch_(std::make_unique<SubmitScratch>()) {
   scratch_->message.reserve(4096);
+  scratch_->copy_bytes.reserve(2);  // a chunk's frame, header and rows end to end: a held send allocates nothing
   why_.reserve(256);
 }
 

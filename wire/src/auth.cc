@@ -8,8 +8,7 @@
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,16 +18,16 @@
 namespace rig::wire {
 namespace {
 
-// OpenSSL itself failing is a "cannot happen", not an outcome: HMAC-SHA256 and HKDF-SHA256 over
-// bytes in memory fail only where OpenSSL cannot allocate or its installation lacks SHA-256, and
-// RAND_bytes only where the kernel has no getrandom; no caller could do anything but give up,
-// and each handshake of each job would carry the failure of a broken installation. So it stops
-// the process, saying what failed, as a failed assertion would (issue 39, item 2).
+// OpenSSL itself failing is a resource failure, as std::bad_alloc is (which these functions'
+// own buffers may throw too): HMAC-SHA256 and HKDF-SHA256 over bytes in memory fail only where
+// OpenSSL cannot allocate or its installation lacks SHA-256, RAND_bytes only where the kernel
+// has no getrandom. Like bad_alloc it is thrown, not returned, and caught where resource
+// failures are: Job::connect's caller gets it as the handshake's std::runtime_error, the agent's
+// handshake room fails that one connection. A library never stops its host process for it.
 [[noreturn]] void crypto_failed(const char* what) {
   char text[256] = "unknown error";
   ERR_error_string_n(ERR_get_error(), text, sizeof text);
-  std::fprintf(stderr, "rig: %s failed: %s (OpenSSL cannot do what every handshake needs)\n", what, text);
-  std::abort();
+  throw std::runtime_error(std::string(what) + " failed: " + text);
 }
 
 // Builds the bytes a MAC covers: a label, then fields in little-endian order.

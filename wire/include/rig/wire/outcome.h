@@ -29,7 +29,7 @@ class [[nodiscard]] Outcome {
   static Outcome failed(int err, std::string why) {
     assert(err < 0 && "an outcome's errno is negative");
     Outcome o;
-    o.err_ = err;
+    o.err_ = err < 0 ? err : -EIO;  // a failure, whatever number it was given
     o.why_ = std::move(why);
     return o;
   }
@@ -50,6 +50,7 @@ class [[nodiscard]] Result {
   Result(T value) : value_(std::move(value)) {}  // NOLINT: a value converts, as StatusOr's
   Result(Outcome failure) : outcome_(std::move(failure)) {  // NOLINT: RIG_RETURN_IF_FAILED's
     assert(!outcome_.ok() && "a result without its value is a failed outcome");
+    if (outcome_.ok()) outcome_ = Outcome::failed(-EIO, "a result was made of an ok outcome, without its value");
   }
   bool ok() const { return outcome_.ok(); }
   const Outcome& outcome() const { return outcome_; }
@@ -66,7 +67,7 @@ class [[nodiscard]] Result {
 
  private:
   void checked() const {
-    if (outcome_.ok()) return;
+    if (outcome_.ok() && value_.has_value()) return;
     std::fprintf(stderr, "rig: a failed result's value was read (%d): %s\n", outcome_.err(), outcome_.why().c_str());
     std::abort();
   }
